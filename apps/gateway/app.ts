@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { GatewayDeps } from './deps';
+import { RouteTable } from './http/route-table';
+import { errorHandler, notFoundHandler } from './middleware/errors';
+import { registerHealthRoutes } from './routes/health';
+
+const JSON_BODY_LIMIT = '1mb';
+const REQUEST_ID = /^[\w.-]{1,128}$/;
+
+export interface GatewayApp {
+  app: Express;
+  routes: RouteTable;
+}
+
+/** Builds the Express app from its dependencies; main.ts and the tests both call this. */
+export function createApp(deps: GatewayDeps): GatewayApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.TRUST_PROXY);
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' },
+    }),
+  );
+  app.use(express.json({ limit: JSON_BODY_LIMIT }));
+
+  const router = express.Router();
+  const routes = new RouteTable(router, { apiKey: [], session: [], none: [] });
+  registerHealthRoutes(routes, deps);
+  app.use(router);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, routes };
+}

@@ -1,0 +1,31 @@
+import type { Request } from 'express';
+import type { z } from 'zod';
+import { ValidationError } from '../../../core/errors/app-error';
+
+/** The request parts a route schema may describe; each is validated by its own zod schema. */
+export interface RequestSchema {
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+}
+
+type Parsed<S extends RequestSchema> = {
+  [K in keyof S]: S[K] extends z.ZodType ? z.output<S[K]> : never;
+};
+
+/** Validates a request against its route's schemas; every problem is listed in `details`. */
+export function parse<S extends RequestSchema>(schema: S, req: Request): Parsed<S> {
+  const out: Record<string, unknown> = {};
+  const details: { path: string; message: string }[] = [];
+  for (const part of ['params', 'query', 'body'] as const) {
+    const partSchema = schema[part];
+    if (!partSchema) continue;
+    const result = partSchema.safeParse(req[part] ?? {});
+    if (result.success) out[part] = result.data;
+    else
+      for (const issue of result.error.issues)
+        details.push({ path: [part, ...issue.path.map(String)].join('.'), message: issue.message });
+  }
+  if (details.length) throw new ValidationError(details);
+  return out as Parsed<S>;
+}

@@ -1,0 +1,156 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
+import { parse, type RequestSchema } from './parse';
+
+extendZodWithOpenApi(z);
+
+export type AuthKind = 'apiKey' | 'session' | 'none';
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Input<S extends RequestSchema> = ReturnType<typeof parse<S>>;
+
+export interface RouteSpec<S extends RequestSchema> {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** Express-style path: `/api/v1/chats/:chatId`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: AuthKind;
+  /** Ours, not the spec's: marked `x-extension: true` in the document. */
+  extension?: boolean;
+  request: S;
+  /** The body's media type when it is not JSON; its schema documents the form fields. */
+  bodyMediaType?: 'multipart/form-data';
+  /** Runs after authentication and before validation (multer for uploads). */
+  before?: RequestHandler[];
+  responses: Record<number, { description: string; schema?: z.ZodType; headers?: z.ZodObject }>;
+  /** Every error code the route can answer besides the common ones of its auth kind. */
+  errors: ErrorCode[];
+  handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
+}
+
+export interface Guards {
+  apiKey: RequestHandler[];
+  session: RequestHandler[];
+  none: RequestHandler[];
+}
+
+const COMMON_ERRORS: Record<AuthKind, ErrorCode[]> = {
+  apiKey: ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL'],
+  session: ['UNAUTHORIZED', 'FORBIDDEN', 'INTERNAL'],
+  none: ['INTERNAL'],
+};
+
+export const errorSchema = z
+  .object({
+    error: z.string(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Error');
+
+/**
+ * One declaration per route feeds both Express and the OpenAPI document, so neither can hold a
+ * route the other lacks; test/gateway/openapi.test.ts checks it from the outside as well.
+ */
+export class RouteTable {
+  readonly registry = new OpenAPIRegistry();
+  readonly routes: { method: string; path: string }[] = [];
+
+  constructor(
+    private readonly router: Router,
+    private readonly guards: Guards,
+  ) {
+    this.registry.registerComponent('securitySchemes', 'apiKey', {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API key, `svck_live_…`, created with POST /api/keys.',
+    });
+    this.registry.registerComponent('securitySchemes', 'session', {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'svc_session',
+      description: 'The product session cookie set by POST /api/auth/sign-in.',
+    });
+  }
+
+  add<S extends RequestSchema>(spec: RouteSpec<S>): void {
+    this.routes.push({ method: spec.method, path: spec.path });
+    this.registerDocument(spec);
+    const handler: RequestHandler = async (req, res) => {
+      const result = await spec.handler(parse(spec.request, req), req, res);
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    };
+    this.router[spec.method](spec.path, ...this.guards[spec.auth], ...(spec.before ?? []), handler);
+  }
+
+  document(servers: { url: string }[] = []) {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: {
+        title: 'Agent Chat and Tool Service',
+        version: '1.0.0',
+        description:
+          'Chats with an asynchronous agent, plan approval, media tools, uploads and signed webhooks.',
+      },
+      servers,
+    });
+  }
+
+  private registerDocument<S extends RequestSchema>(spec: RouteSpec<S>): void {
+    const codes = [...new Set([...spec.errors, ...COMMON_ERRORS[spec.auth]])];
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of codes)
+      byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+    if (Object.values(spec.request).some(Boolean)) {
+      byStatus.set(400, [...new Set([...(byStatus.get(400) ?? []), 'INVALID_REQUEST' as const])]);
+    }
+    const responses: Record<string, object> = {};
+    for (const [status, r] of Object.entries(spec.responses)) {
+      responses[status] = {
+        description: r.description,
+        ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}),
+      };
+    }
+    for (const [status, errorCodes] of byStatus) {
+      responses[String(status)] = {
+        description: `Error: ${errorCodes.join(', ')}`,
+        content: { 'application/json': { schema: errorSchema } },
+      };
+    }
+    const bodySchema = spec.request.body;
+    this.registry.registerPath({
+      method: spec.method,
+      path: spec.path.replace(/:(\w+)/g, '{$1}'),
+      operationId: spec.operationId,
+      summary: spec.summary,
+      tags: [spec.tag],
+      security: spec.auth === 'none' ? [] : [{ [spec.auth]: [] }],
+      ...(spec.extension ? { 'x-extension': true } : {}),
+      request: {
+        ...(spec.request.params ? { params: spec.request.params as z.ZodObject } : {}),
+        ...(spec.request.query ? { query: spec.request.query as z.ZodObject } : {}),
+        ...(bodySchema
+          ? {
+              body: {
+                required: true,
+                content: { [spec.bodyMediaType ?? 'application/json']: { schema: bodySchema } },
+              },
+            }
+          : {}),
+      },
+      responses,
+    });
+  }
+}

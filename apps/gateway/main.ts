@@ -1,0 +1,30 @@
+import { loadConfigOrExit } from '../../core/config/config';
+import { createDatabase } from '../../core/db/client';
+import { createLogger } from '../../core/logging/logger';
+import { notifyReady, onShutdown } from '../../core/process/ready';
+import { createTemporalClient } from '../../core/temporal/connection';
+import { createApp } from './app';
+
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
+const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+const temporal = createTemporalClient({
+  address: config.TEMPORAL_ADDRESS,
+  namespace: config.TEMPORAL_NAMESPACE,
+});
+const { app } = createApp({ config, db, temporal, logger });
+
+const server = app.listen(config.PORT, config.HOST, () => {
+  logger.info({ port: config.PORT }, 'gateway listening');
+  notifyReady();
+});
+// Slow-loris defence: a client must send its headers, and its whole request, in bounded time.
+server.headersTimeout = 15_000;
+server.requestTimeout = 120_000;
+server.keepAliveTimeout = 5_000;
+
+onShutdown(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await temporal.connection.close();
+  await db.close();
+});

@@ -1,0 +1,37 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../../core/config/config';
+import { createDatabase } from '../../core/db/client';
+import { createLogger } from '../../core/logging/logger';
+import { notifyReady, onShutdown } from '../../core/process/ready';
+import { createTemporalClient } from '../../core/temporal/connection';
+import { createWorker } from './worker';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await createWorker(
+    { config, db, temporal, logger },
+    { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
+  );
+  onShutdown(async () => {
+    worker.shutdown();
+  });
+  const running = worker.run();
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  notifyReady();
+  await running;
+  await connection.close();
+  await temporal.connection.close();
+  await db.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${String(err)}\n`);
+  process.exit(1);
+});

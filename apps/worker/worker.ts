@@ -1,0 +1,20 @@
+import { type NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { WorkerDeps } from './deps';
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+}
+
+/** Builds the worker from its dependencies; main.ts and the tests both call this. */
+export async function createWorker(deps: WorkerDeps, options: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowsPath: require.resolve('../../workflows'),
+    activities: createActivities(deps),
+  });
+}

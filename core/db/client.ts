@@ -1,0 +1,42 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Pool } from 'pg';
+import { PrismaClient } from './generated/client';
+
+export { Prisma } from './generated/client';
+export type { PrismaClient } from './generated/client';
+
+export interface Database {
+  /** Prisma for ordinary reads and writes. */
+  prisma: PrismaClient;
+  /** The same pool, for the few hot paths one hand-written statement serves better. */
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  /** Fail a query rather than hang when PostgreSQL stops answering. */
+  statementTimeoutMs?: number;
+}
+
+export function createDatabase(options: DatabaseOptions): Database {
+  const pool = new Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+  });
+  // An idle client losing its connection (PostgreSQL restarting) must not crash the process.
+  pool.on('error', () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    prisma,
+    pool,
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+
+const NODE_BUILTINS = [
+  'assert',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'process',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'worker_threads',
+  'zlib',
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'core/db/generated/**', 'bench/results/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })] },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import-x/no-cycle': 'error',
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node, no database.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...NODE_BUILTINS,
+            ...NODE_BUILTINS.map((m) => `node:${m}`),
+            'express',
+            'pg',
+            '@prisma/client',
+          ].map((name) => ({
+            name,
+            message:
+              'Workflow code may not import Node built-ins, Prisma, express or activity implementations.',
+          })),
+          patterns: [
+            {
+              group: ['**/activities/*', '**/activities', '!**/activities/*.contract'],
+              message: 'Import activity types from their contract only.',
+            },
+            {
+              group: ['**/core/db/**', '**/generated/**', '@prisma/*'],
+              message: 'Workflow code may not touch the database.',
+            },
+            { group: ['node:*'], message: 'Workflow code may not import Node built-ins.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

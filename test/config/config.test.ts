@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../core/config/config';
+
+const valid = {
+  DATABASE_URL: 'postgresql://u:p@localhost:5432/db',
+  APP_SECRET: 'x'.repeat(32),
+};
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return [...err.problems];
+  }
+  assert.fail('expected the configuration to be refused');
+}
+
+describe('configuration', () => {
+  it('applies the documented defaults and freezes the result', () => {
+    const config = loadConfig(valid);
+    assert.equal(config.PORT, 3000);
+    assert.equal(config.SEND_RATE_LIMIT_PER_MINUTE, 60);
+    assert.equal(config.PLAN_APPROVAL_TIMEOUT, 24 * 3_600_000);
+    assert.equal(config.ALLOW_INSECURE_WEBHOOKS, false);
+    assert.equal(config.ALLOW_PRIVATE_NETWORK_URLS, false);
+    assert.equal(config.ALLOW_SIGN_UP, true);
+    assert.equal(config.PRICE_AI_IMAGE_2, '10');
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('parses booleans and durations', () => {
+    const config = loadConfig({
+      ...valid,
+      ALLOW_SIGN_UP: 'false',
+      PLAN_APPROVAL_TIMEOUT: '90s',
+      TOOL_ROUTE_TIMEOUT: '500ms',
+    });
+    assert.equal(config.ALLOW_SIGN_UP, false);
+    assert.equal(config.PLAN_APPROVAL_TIMEOUT, 90_000);
+    assert.equal(config.TOOL_ROUTE_TIMEOUT, 500);
+  });
+
+  it('names each bad variable without echoing its value', () => {
+    const found = problems({
+      DATABASE_URL: 'mysql://secret-host/db',
+      APP_SECRET: 'short-secret-value',
+      PORT: 'eighty',
+      ALLOW_SIGN_UP: 'maybe',
+      PLAN_APPROVAL_TIMEOUT: 'forever',
+    });
+    for (const name of ['DATABASE_URL', 'APP_SECRET', 'PORT', 'ALLOW_SIGN_UP', 'PLAN_APPROVAL_TIMEOUT']) {
+      assert.ok(
+        found.some((p) => p.startsWith(`${name}:`)),
+        `${name} is named in ${found.join(' | ')}`,
+      );
+    }
+    assert.ok(!found.join(' ').includes('short-secret-value'));
+    assert.ok(!found.join(' ').includes('secret-host'));
+  });
+
+  it('requires a missing DATABASE_URL', () => {
+    assert.ok(problems({ APP_SECRET: valid.APP_SECRET }).some((p) => p.startsWith('DATABASE_URL:')));
+  });
+
+  it('requires the S3 settings when the S3 driver is chosen', () => {
+    const found = problems({ ...valid, STORAGE_DRIVER: 's3' });
+    assert.ok(found.some((p) => p.startsWith('S3_BUCKET:')));
+    assert.ok(found.some((p) => p.startsWith('S3_ACCESS_KEY_ID:')));
+  });
+
+  it('refuses a malformed price', () => {
+    assert.ok(problems({ ...valid, PRICE_CROP_IMAGE: '-1' }).some((p) => p.startsWith('PRICE_CROP_IMAGE:')));
+  });
+});

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { startGateway, type TestGateway } from '../support/gateway';
+import { freePort } from '../support/stack';
+
+describe('health', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway();
+  });
+  after(() => gateway.close());
+
+  it('answers /healthz while alive', async () => {
+    const res = await fetch(`${gateway.url}/healthz`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'ok' });
+    assert.match(res.headers.get('x-request-id') ?? '', /^[\w.-]+$/);
+  });
+
+  it('answers /readyz 200 when PostgreSQL and Temporal are reachable', async () => {
+    const res = await fetch(`${gateway.url}/readyz`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'ready', database: 'up', temporal: 'up' });
+  });
+
+  it('answers /readyz 503 naming Temporal when it is unreachable', async () => {
+    const down = await startGateway({ temporalAddress: `127.0.0.1:${await freePort()}` });
+    try {
+      const res = await fetch(`${down.url}/readyz`);
+      assert.equal(res.status, 503);
+      assert.deepEqual(await res.json(), { status: 'unavailable', database: 'up', temporal: 'down' });
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    const res = await fetch(`${gateway.url}/nope`);
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), { error: 'No such route.', code: 'NOT_FOUND' });
+  });
+});

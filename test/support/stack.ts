@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { loadConfig, type Config } from '../../core/config/config';
+import { createDatabase, type Database } from '../../core/db/client';
+import { migrate } from '../../core/db/migrator';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
+import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+
+/**
+ * The real infrastructure every test shares: one PostgreSQL (embedded, or TEST_DATABASE_URL) with
+ * a fresh database per run, and one Temporal dev server started through the SDK.
+ */
+export interface TestStack {
+  /** A URL of the PostgreSQL server's maintenance database, for creating more databases. */
+  adminUrl: string;
+  databaseUrl: string;
+  temporal: TestWorkflowEnvironment;
+  temporalAddress: string;
+  db: Database;
+  /** A validated config for this run; pass overrides for one test. */
+  config(overrides?: Record<string, string>): Config;
+  /** A new, empty database on the same server. */
+  createDatabase(prefix: string): Promise<string>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let stack: Promise<TestStack> | undefined;
+const teardown: (() => Promise<void>)[] = [];
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function start(): Promise<TestStack> {
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  let postgres: EmbeddedPostgresHandle | undefined;
+  if (!adminUrl) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svc-test-pg-'));
+    // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
+    await chmod(dir, 0o755);
+    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port: await freePort() });
+    adminUrl = postgres.url('postgres');
+    teardown.push(async () => {
+      await postgres?.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+  }
+  const admin = adminUrl;
+  const createDatabase_ = async (prefix: string) => {
+    const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+    const client = new Client({ connectionString: admin });
+    await client.connect();
+    await client.query(`CREATE DATABASE "${name}"`);
+    await client.end();
+    return withDatabase(admin, name);
+  };
+  const databaseUrl = await createDatabase_('test');
+  await migrate(databaseUrl);
+
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: await resolveTemporalCli() },
+      searchAttributes: [...SEARCH_ATTRIBUTES],
+      extraArgs: ['--log-level', 'error'],
+    },
+  });
+  teardown.unshift(() => temporal.teardown());
+  const temporalAddress = temporal.address;
+
+  const baseEnv: Record<string, string> = {
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
+    APP_SECRET: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ALLOW_PRIVATE_NETWORK_URLS: 'true',
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+  };
+  const db = createDatabase({ url: databaseUrl, poolSize: 10 });
+  teardown.unshift(() => db.close());
+  return {
+    adminUrl: admin,
+    databaseUrl,
+    temporal,
+    temporalAddress,
+    db,
+    config: (overrides = {}) => loadConfig({ ...baseEnv, ...overrides }),
+    createDatabase: createDatabase_,
+  };
+}
+
+export function testStack(): Promise<TestStack> {
+  stack ??= start();
+  return stack;
+}
+
+export async function stopTestStack(): Promise<void> {
+  if (!stack) return;
+  await stack.catch(() => undefined);
+  for (const step of teardown) await step().catch((err: Error) => console.error(`teardown: ${err.message}`));
+}

@@ -1,0 +1,14 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Let an operator find any run or tool call in the Temporal Web UI. */
+export const chatIdSearchAttribute = defineSearchAttributeKey('ChatId', SearchAttributeType.KEYWORD);
+export const runIdSearchAttribute = defineSearchAttributeKey('RunId', SearchAttributeType.KEYWORD);
+export const userIdSearchAttribute = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
+export const toolNameSearchAttribute = defineSearchAttributeKey('ToolName', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTES = [
+  chatIdSearchAttribute,
+  runIdSearchAttribute,
+  userIdSearchAttribute,
+  toolNameSearchAttribute,
+] as const;
