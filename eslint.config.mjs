@@ -65,8 +65,15 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              group: ['**/activities/*', '**/activities', '!**/activities/*.contract'],
-              message: 'Import activity types from their contract only.',
+              group: [
+                '**/activities/**',
+                '**/activities',
+                '**/apps/**',
+                '**/core/storage/**',
+                '**/core/net/**',
+              ],
+              allowTypeImports: true,
+              message: 'Workflows may import activity types only, never their code.',
             },
             {
               group: ['**/core/db/**', '**/generated/**', '@prisma/*'],

@@ -1,6 +1,13 @@
 import type { WorkerDeps } from '../apps/worker/deps';
+import { createAgentActivities } from './agent';
+import { createToolsActivities } from './tools';
+import { createWebhooksActivities } from './webhooks';
 
 /** Every activity group, built once from the worker's dependencies. */
-export function createActivities(_deps: WorkerDeps) {
-  return {};
+export function createActivities(deps: WorkerDeps) {
+  return {
+    ...createAgentActivities(deps),
+    ...createToolsActivities(deps),
+    ...createWebhooksActivities(deps),
+  };
 }

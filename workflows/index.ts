@@ -1,2 +1,4 @@
 // The worker bundles this file: every workflow the task queue serves is exported here.
-export {};
+export * from './agent.workflow';
+export * from './tool-call.workflow';
+export * from './webhook-delivery.workflow';

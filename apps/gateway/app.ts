@@ -3,8 +3,15 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
+import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
+import { registerChatsRoutes } from './routes/chats';
 import { registerHealthRoutes } from './routes/health';
+import { registerIdentityRoutes } from './routes/identity';
+import { registerRunsRoutes } from './routes/runs';
+import { registerToolsRoutes } from './routes/tools';
+import { registerUploadsRoutes } from './routes/uploads';
+import { registerWebhooksRoutes } from './routes/webhooks';
 
 const JSON_BODY_LIMIT = '1mb';
 const REQUEST_ID = /^[\w.-]{1,128}$/;
@@ -35,8 +42,18 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
 
   const router = express.Router();
-  const routes = new RouteTable(router, { apiKey: [], session: [], none: [] });
+  const routes = new RouteTable(router, {
+    apiKey: [apiKeyGuard(deps)],
+    session: [sessionGuard(deps)],
+    none: [],
+  });
   registerHealthRoutes(routes, deps);
+  registerIdentityRoutes(routes, deps);
+  registerChatsRoutes(routes, deps);
+  registerUploadsRoutes(routes, deps);
+  registerRunsRoutes(routes, deps);
+  registerToolsRoutes(routes, deps);
+  registerWebhooksRoutes(routes, deps);
   app.use(router);
 
   app.use(notFoundHandler);

@@ -1,6 +1,8 @@
 import type { Config } from '../../core/config/config';
 import type { Database } from '../../core/db/client';
 import type { Logger } from '../../core/logging/logger';
+import type { GuardedHttp } from '../../core/net/guarded-http';
+import type { ObjectStorage } from '../../core/storage/storage';
 import type { TemporalClientHandle } from '../../core/temporal/connection';
 
 /** Everything the gateway's routes use, built once by main.ts (or by a test). */
@@ -9,4 +11,6 @@ export interface GatewayDeps {
   db: Database;
   temporal: TemporalClientHandle;
   logger: Logger;
+  storage: ObjectStorage;
+  http: GuardedHttp;
 }

@@ -3,6 +3,8 @@ import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
 import { notifyReady, onShutdown } from '../../core/process/ready';
 import { createTemporalClient } from '../../core/temporal/connection';
+import { createGuardedHttp } from '../../core/net/guarded-http-client';
+import { createStorage } from '../../core/storage';
 import { createApp } from './app';
 
 const config = loadConfigOrExit();
@@ -12,7 +14,14 @@ const temporal = createTemporalClient({
   address: config.TEMPORAL_ADDRESS,
   namespace: config.TEMPORAL_NAMESPACE,
 });
-const { app } = createApp({ config, db, temporal, logger });
+const { app } = createApp({
+  config,
+  db,
+  temporal,
+  logger,
+  storage: createStorage(config),
+  http: createGuardedHttp(config),
+});
 
 const server = app.listen(config.PORT, config.HOST, () => {
   logger.info({ port: config.PORT }, 'gateway listening');

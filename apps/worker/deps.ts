@@ -1,6 +1,8 @@
 import type { Config } from '../../core/config/config';
 import type { Database } from '../../core/db/client';
 import type { Logger } from '../../core/logging/logger';
+import type { GuardedHttp } from '../../core/net/guarded-http';
+import type { ObjectStorage } from '../../core/storage/storage';
 import type { TemporalClientHandle } from '../../core/temporal/connection';
 
 /** What the worker's activities are built from, once per process. */
@@ -9,4 +11,6 @@ export interface WorkerDeps {
   db: Database;
   temporal: TemporalClientHandle;
   logger: Logger;
+  storage: ObjectStorage;
+  http: GuardedHttp;
 }

@@ -4,6 +4,8 @@ import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
 import { notifyReady, onShutdown } from '../../core/process/ready';
 import { createTemporalClient } from '../../core/temporal/connection';
+import { createGuardedHttp } from '../../core/net/guarded-http-client';
+import { createStorage } from '../../core/storage';
 import { createWorker } from './worker';
 
 async function main(): Promise<void> {
@@ -16,7 +18,7 @@ async function main(): Promise<void> {
   });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const worker = await createWorker(
-    { config, db, temporal, logger },
+    { config, db, temporal, logger, storage: createStorage(config), http: createGuardedHttp(config) },
     { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
   );
   onShutdown(async () => {

@@ -4,6 +4,8 @@ import { createApp, type GatewayApp } from '../../apps/gateway/app';
 import type { GatewayDeps } from '../../apps/gateway/deps';
 import type { Config } from '../../core/config/config';
 import { createLogger } from '../../core/logging/logger';
+import { createGuardedHttp } from '../../core/net/guarded-http-client';
+import { createStorage } from '../../core/storage';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { testStack } from './stack';
 
@@ -15,7 +17,7 @@ export interface TestGateway extends GatewayApp {
 
 /** The real gateway app on an ephemeral port, over the shared test stack. */
 export async function startGateway(
-  options: { config?: Config; temporalAddress?: string } = {},
+  options: { config?: Config; temporalAddress?: string; deps?: Partial<GatewayDeps> } = {},
 ): Promise<TestGateway> {
   const stack = await testStack();
   const config = options.config ?? stack.config();
@@ -28,6 +30,9 @@ export async function startGateway(
     db: stack.db,
     temporal,
     logger: createLogger({ level: config.LOG_LEVEL, name: 'gateway-test' }),
+    storage: createStorage(config),
+    http: createGuardedHttp(config),
+    ...options.deps,
   };
   const gateway = createApp(deps);
   const server: Server = await new Promise((resolve) => {

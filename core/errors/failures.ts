@@ -1,0 +1,29 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ErrorCode } from './app-error';
+
+/**
+ * The `type` of every permanent (non-retryable) activity failure. Each is also an HTTP error
+ * code, so a blocking route maps a failed workflow onto the envelope without a second table.
+ */
+export const FAILURE_TYPES = {
+  INVALID_REQUEST: 'INVALID_REQUEST',
+  INVALID_RECTANGLE: 'INVALID_RECTANGLE',
+  ATTACHMENT_NOT_FOUND: 'ATTACHMENT_NOT_FOUND',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  PROVIDER_ERROR: 'PROVIDER_ERROR',
+  PROVIDER_NOT_CONFIGURED: 'PROVIDER_NOT_CONFIGURED',
+  TIMEOUT: 'TIMEOUT',
+  RUN_NOT_FOUND: 'RUN_NOT_FOUND',
+} as const satisfies Record<string, ErrorCode>;
+
+export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];
+
+/** A failure no retry can mend: bad input, a provider's 4xx, a missing row. */
+export function permanentFailure(type: FailureType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+export function isFailureType(value: unknown): value is FailureType {
+  return typeof value === 'string' && Object.values(FAILURE_TYPES).includes(value as FailureType);
+}

@@ -1,0 +1,20 @@
+import type { Readable } from 'node:stream';
+
+export interface PutOptions {
+  contentType: string;
+  /** Known byte length, when the body is a stream (S3 wants it; local disk ignores it). */
+  size?: number;
+}
+
+/**
+ * Object storage: local disk (the embedded default) or S3. Keys are opaque strings chosen by the
+ * caller, e.g. `uploads/<userId>/<uuid>/<filename>`; `url` is durable (never expires).
+ */
+export interface ObjectStorage {
+  readonly driver: 'local' | 's3';
+  put(key: string, body: Buffer | Readable, options: PutOptions): Promise<{ size: number }>;
+  get(key: string): Promise<{ body: Readable; contentType: string; size: number }>;
+  delete(key: string): Promise<void>;
+  /** A durable URL a client (or a provider) can fetch the object from. */
+  url(key: string): string;
+}

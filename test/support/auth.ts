@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import {
+  API_KEY_SHOWN_PREFIX_LENGTH,
+  SESSION_COOKIE,
+  hashToken,
+  newApiKey,
+  newSessionToken,
+} from '../../core/auth/tokens';
+import { testStack } from './stack';
+
+export interface TestUser {
+  userId: string;
+  email: string;
+  /** A live API key: `Authorization: Bearer ${apiKey}`. */
+  apiKey: string;
+  apiKeyId: string;
+  /** `cookie` header value of a live session. */
+  cookie: string;
+  /** Headers for public routes. */
+  bearer: { authorization: string };
+}
+
+/** A user with a live API key and session, written straight to the database. */
+export async function createTestUser(): Promise<TestUser> {
+  const { db } = await testStack();
+  const userId = randomUUID();
+  const email = `user-${userId}@example.test`;
+  // Not a real hash: tests that sign in create their users through the sign-up route.
+  await db.pool.query(
+    `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ($1, $2, 'test-user-no-password', now())`,
+    [userId, email],
+  );
+  const apiKey = newApiKey();
+  const apiKeyId = randomUUID();
+  await db.pool.query(
+    `INSERT INTO "ApiKey" (id, "userId", name, prefix, "keyHash") VALUES ($1, $2, 'test', $3, $4)`,
+    [apiKeyId, userId, apiKey.slice(0, API_KEY_SHOWN_PREFIX_LENGTH), hashToken(apiKey)],
+  );
+  const token = newSessionToken();
+  await db.pool.query(
+    `INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt") VALUES ($1, $2, $3, now() + interval '1 day')`,
+    [randomUUID(), userId, hashToken(token)],
+  );
+  return {
+    userId,
+    email,
+    apiKey,
+    apiKeyId,
+    cookie: `${SESSION_COOKIE}=${token}`,
+    bearer: { authorization: `Bearer ${apiKey}` },
+  };
+}
