@@ -6,7 +6,7 @@ import { createWebhooksActivities } from './webhooks';
 /** Every activity group, built once from the worker's dependencies. */
 export function createActivities(deps: WorkerDeps) {
   return {
-    ...createAgentActivities(deps),
+    ...createAgentActivities({ ...deps, toolSpecs: [] }),
     ...createToolsActivities(deps),
     ...createWebhooksActivities(deps),
   };

@@ -1,1 +1,257 @@
-export {};
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AgentActivities } from '../activities/agent';
+import type { ToolsActivities } from '../activities/tools';
+import type { WebhooksActivities } from '../activities/webhooks';
+import type { AgentEventData, ToolResult } from '../core/schemas/events';
+import type { ContentBlock, Plan } from '../core/schemas/runs';
+import type { ModelMessage, ModelToolCall } from '../core/model/types';
+import {
+  MAX_MODEL_STEPS,
+  planDecisionSignal,
+  runStateQuery,
+  type AgentRunInput,
+  type AgentRunOutput,
+  type AgentRunState,
+  type PlanDecision,
+} from './agent.contract';
+
+/** Database bookkeeping: quick, retried freely. */
+const BOOKKEEPING_TIMEOUT = '30 seconds';
+const BOOKKEEPING_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+};
+/** A model step streams for a while; a stalled stream is noticed through heartbeats. */
+const MODEL_STEP_TIMEOUT = '5 minutes';
+const MODEL_HEARTBEAT_TIMEOUT = '30 seconds';
+const MODEL_RETRY = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 4,
+};
+/** Tools poll their providers for up to five minutes, heartbeating as they wait. */
+const TOOL_TIMEOUT = '6 minutes';
+const TOOL_HEARTBEAT_TIMEOUT = '30 seconds';
+const TOOL_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 5,
+};
+const EMIT_TIMEOUT = '30 seconds';
+const EMIT_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 10,
+};
+
+const agent = proxyActivities<AgentActivities>({
+  startToCloseTimeout: BOOKKEEPING_TIMEOUT,
+  retry: BOOKKEEPING_RETRY,
+});
+const model = proxyActivities<Pick<AgentActivities, 'callModel'>>({
+  startToCloseTimeout: MODEL_STEP_TIMEOUT,
+  heartbeatTimeout: MODEL_HEARTBEAT_TIMEOUT,
+  retry: MODEL_RETRY,
+});
+const tools = proxyActivities<ToolsActivities>({
+  startToCloseTimeout: TOOL_TIMEOUT,
+  heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT,
+  retry: TOOL_RETRY,
+});
+const webhooks = proxyActivities<WebhooksActivities>({
+  startToCloseTimeout: EMIT_TIMEOUT,
+  retry: EMIT_RETRY,
+});
+
+class RunCancelled extends Error {}
+
+/** One agent turn: model steps, tool calls, optional plan approval, and the events around them. */
+export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
+  const state: AgentRunState = {
+    status: 'RUNNING',
+    step: 0,
+    pendingWaitpointId: null,
+    runningToolCallIds: [],
+  };
+  let decision: PlanDecision | undefined;
+  setHandler(runStateQuery, () => state);
+  setHandler(planDecisionSignal, (d) => {
+    // Duplicate and late decisions change nothing: only the first for the open waitpoint counts.
+    if (d.waitpointId === state.pendingWaitpointId && !decision) decision = d;
+  });
+
+  const eventData = (status: AgentEventData['status'], error?: string): AgentEventData => ({
+    chatId: input.chatId,
+    runId: input.runId,
+    messageId: input.messageId,
+    traceId: input.traceId,
+    processId: workflowInfo().runId,
+    status,
+    assistantMessageId: input.assistantMessageId,
+    ...(error === undefined ? {} : { error }),
+  });
+
+  const started = await agent.markRunStarted({ runId: input.runId });
+  if (started === 'NOT_QUEUED') return { status: 'CANCELLED' };
+
+  const contentBlocks: ContentBlock[] = [];
+  let text = '';
+  try {
+    if (started === 'CANCEL_REQUESTED') throw new RunCancelled();
+    await webhooks.emitWebhookEvent({
+      userId: input.userId,
+      event: 'agent.started',
+      idempotencyKey: input.runId,
+      data: eventData('QUEUED'),
+    });
+
+    const messages: ModelMessage[] = await agent.loadHistory({ runId: input.runId });
+    let planApproved = !input.planMode;
+    for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
+      state.step = step;
+      const reply = await model.callModel.executeWithOptions({ summary: `model step ${step}` }, [
+        { runId: input.runId, step, messages, textSoFar: text },
+      ]);
+      if (reply.text) {
+        text += reply.text;
+        contentBlocks.push({ type: 'text', text: reply.text });
+      }
+      messages.push({ role: 'assistant', text: reply.text, toolCalls: reply.toolCalls });
+      if (reply.toolCalls.length === 0) break;
+
+      if (!planApproved) {
+        const approved = await awaitPlanApproval(reply.text, reply.toolCalls);
+        if (!approved) throw new RunCancelled();
+        planApproved = true;
+      }
+      for (const call of reply.toolCalls) {
+        messages.push(await runToolCall(call));
+      }
+    }
+
+    await agent.finishRun({
+      runId: input.runId,
+      status: 'COMPLETE',
+      text,
+      contentBlocks,
+      error: null,
+    });
+    state.status = 'COMPLETE';
+    await webhooks.emitWebhookEvent({
+      userId: input.userId,
+      event: 'agent.completed',
+      idempotencyKey: input.runId,
+      data: eventData('COMPLETE'),
+    });
+    return { status: 'COMPLETE' };
+  } catch (err) {
+    const cancelled = err instanceof RunCancelled || isCancellation(err);
+    const status = cancelled ? 'CANCELLED' : 'FAILED';
+    const error = cancelled ? 'The run was cancelled.' : userSafeMessage(err);
+    // Cancellation of the workflow must not stop the bookkeeping that records it.
+    await CancellationScope.nonCancellable(async () => {
+      await agent.finishRun({ runId: input.runId, status, text, contentBlocks, error });
+      state.status = status;
+      await webhooks.emitWebhookEvent({
+        userId: input.userId,
+        event: 'agent.failed',
+        idempotencyKey: input.runId,
+        data: eventData(status, cancelled ? undefined : error),
+      });
+    });
+    return { status, error };
+  }
+
+  async function awaitPlanApproval(summary: string, calls: ModelToolCall[]): Promise<boolean> {
+    const plan: Plan = {
+      summary: summary.trim() || `Run ${calls.length} tool call${calls.length === 1 ? '' : 's'}.`,
+      steps: calls.map((c) => ({
+        toolName: c.toolName,
+        input: c.input,
+        reason: `Requested by the agent for step ${state.step}.`,
+      })),
+    };
+    const waitpointId = uuid4();
+    await agent.openPlanWaitpoint({
+      runId: input.runId,
+      waitpointId,
+      plan,
+      timeoutMs: input.planApprovalTimeoutMs,
+    });
+    state.status = 'WAITING';
+    state.pendingWaitpointId = waitpointId;
+    const decided = await condition(() => decision !== undefined, input.planApprovalTimeoutMs);
+    // The route claims the decision in the database before signalling, so the database has the
+    // last word: a decision that raced the timer, or whose signal was lost, is read back here.
+    const outcome = decided
+      ? { status: decision?.approved ? ('APPROVED' as const) : ('REJECTED' as const) }
+      : await agent.expireWaitpoint({ runId: input.runId, waitpointId });
+    state.pendingWaitpointId = null;
+    if (outcome.status !== 'APPROVED') return false;
+    state.status = 'RUNNING';
+    await agent.resumeRun({ runId: input.runId });
+    return true;
+  }
+
+  async function runToolCall(call: ModelToolCall): Promise<ModelMessage> {
+    const toolCallId = uuid4();
+    contentBlocks.push({ type: 'tool_use', toolCallId, toolName: call.toolName, input: call.input });
+    state.runningToolCallIds = [toolCallId];
+    let result: ToolResult;
+    try {
+      result = await tools.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
+        {
+          toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          userId: input.userId,
+          chatId: input.chatId,
+          runId: input.runId,
+        },
+      ]);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const error = userSafeMessage(err);
+      contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, error });
+      return {
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.toolName,
+        content: JSON.stringify({ error }),
+      };
+    } finally {
+      state.runningToolCallIds = [];
+    }
+    contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, result });
+    await webhooks.emitWebhookEvent({
+      userId: input.userId,
+      event: 'tool.completed',
+      idempotencyKey: toolCallId,
+      data: { ...result, toolCallId, chatId: input.chatId, runId: input.runId },
+    });
+    return { role: 'tool', toolCallId: call.id, toolName: call.toolName, content: JSON.stringify(result) };
+  }
+}
+
+/** Activity failures carry a message written for users (ApplicationFailure); anything else is hidden. */
+function userSafeMessage(err: unknown): string {
+  let cause: unknown = err;
+  while (cause instanceof Error) {
+    if (cause instanceof ApplicationFailure && cause.type && cause.nonRetryable) return cause.message;
+    cause = cause.cause;
+  }
+  return 'The agent could not finish this turn.';
+}

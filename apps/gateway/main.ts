@@ -6,6 +6,7 @@ import { createTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createApp } from './app';
+import { startDispatcher } from './runs/dispatcher';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
@@ -14,14 +15,16 @@ const temporal = createTemporalClient({
   address: config.TEMPORAL_ADDRESS,
   namespace: config.TEMPORAL_NAMESPACE,
 });
-const { app } = createApp({
+const deps = {
   config,
   db,
   temporal,
   logger,
   storage: createStorage(config),
   http: createGuardedHttp(config),
-});
+};
+const { app } = createApp(deps);
+const dispatcher = startDispatcher(deps);
 
 const server = app.listen(config.PORT, config.HOST, () => {
   logger.info({ port: config.PORT }, 'gateway listening');
@@ -34,6 +37,7 @@ server.keepAliveTimeout = 5_000;
 
 onShutdown(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await dispatcher.stop();
   await temporal.connection.close();
   await db.close();
 });

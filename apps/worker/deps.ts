@@ -1,6 +1,7 @@
 import type { Config } from '../../core/config/config';
 import type { Database } from '../../core/db/client';
 import type { Logger } from '../../core/logging/logger';
+import type { ModelProvider } from '../../core/model/types';
 import type { GuardedHttp } from '../../core/net/guarded-http';
 import type { ObjectStorage } from '../../core/storage/storage';
 import type { TemporalClientHandle } from '../../core/temporal/connection';
@@ -13,4 +14,6 @@ export interface WorkerDeps {
   logger: Logger;
   storage: ObjectStorage;
   http: GuardedHttp;
+  /** Undefined when no model provider is configured: runs then fail with PROVIDER_NOT_CONFIGURED. */
+  model: ModelProvider | undefined;
 }

@@ -6,6 +6,7 @@ import { notifyReady, onShutdown } from '../../core/process/ready';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
+import { createModelProvider } from '../../core/model';
 import { createWorker } from './worker';
 
 async function main(): Promise<void> {
@@ -18,7 +19,15 @@ async function main(): Promise<void> {
   });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const worker = await createWorker(
-    { config, db, temporal, logger, storage: createStorage(config), http: createGuardedHttp(config) },
+    {
+      config,
+      db,
+      temporal,
+      logger,
+      storage: createStorage(config),
+      http: createGuardedHttp(config),
+      model: createModelProvider(config),
+    },
     { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
   );
   onShutdown(async () => {

@@ -16,5 +16,7 @@ export async function createWorker(deps: WorkerDeps, options: WorkerOptions): Pr
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
     activities: createActivities(deps),
+    // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
+    maxHeartbeatThrottleInterval: '2 seconds',
   });
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../core/config/config';
 import { createDatabase, type Database } from '../../core/db/client';
 import { migrate } from '../../core/db/migrator';
@@ -76,6 +77,10 @@ async function start(): Promise<TestStack> {
   const databaseUrl = await createDatabase_('test');
   await migrate(databaseUrl);
 
+  // Before anything creates the SDK runtime: its own logs (bundling, state changes) would drown the report.
+  Runtime.install({
+    logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
+  });
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: await resolveTemporalCli() },

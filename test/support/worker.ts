@@ -5,6 +5,7 @@ import type { Config } from '../../core/config/config';
 import { createLogger } from '../../core/logging/logger';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
+import { createModelProvider } from '../../core/model';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { testStack } from './stack';
 
@@ -31,6 +32,7 @@ export async function startWorker(
     logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-test' }),
     storage: createStorage(config),
     http: createGuardedHttp(config),
+    model: createModelProvider(config),
     ...options.deps,
   };
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });

@@ -1,4 +1,148 @@
+import { z } from 'zod';
+import { queuedTurnSchema, runSnapshotSchema, waitpointSchema } from '../../../core/schemas/runs';
 import type { GatewayDeps } from '../deps';
+import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
+import { admitTurn } from '../runs/admission';
+import { decideWaitpoint, requestCancel } from '../runs/control';
+import { loadSnapshot } from '../runs/snapshot';
+import { startRun } from '../runs/start';
 
-export function registerRunsRoutes(_routes: RouteTable, _deps: GatewayDeps): void {}
+const MAX_TEXT = 8192;
+const MAX_IMAGE_URLS = 8;
+const MAX_FEEDBACK = 2000;
+
+export const completionBodySchema = z
+  .object({
+    text: z.string().min(1).max(MAX_TEXT),
+    chatId: z.uuid().optional(),
+    image_urls: z
+      .array(z.url({ protocol: /^https?$/ }))
+      .max(MAX_IMAGE_URLS)
+      .default([]),
+    attachmentIds: z.array(z.uuid()).max(MAX_IMAGE_URLS).default([]),
+    planMode: z.boolean().default(false),
+  })
+  .strict()
+  .openapi('CompletionRequest');
+
+const runParams = z.object({ chatId: z.uuid(), runId: z.uuid() });
+const waitpointParams = runParams.extend({ waitpointId: z.uuid() });
+
+export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void {
+  routes.add({
+    method: 'post',
+    path: '/api/v1/completions',
+    operationId: 'sendTurn',
+    summary: 'Queue a turn for the agent; creates the chat when chatId is omitted',
+    tag: 'Runs',
+    auth: 'apiKey',
+    request: { body: completionBodySchema },
+    responses: { 202: { description: 'Turn accepted', schema: queuedTurnSchema } },
+    errors: [
+      'CHAT_NOT_FOUND',
+      'ATTACHMENT_NOT_FOUND',
+      'RUN_ACTIVE',
+      'PAYLOAD_TOO_LARGE',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    handler: async ({ body }, req) => {
+      const { userId } = currentAuth(req);
+      const admitted = await admitTurn(deps, {
+        userId,
+        chatId: body.chatId,
+        text: body.text,
+        imageUrls: body.image_urls,
+        attachmentIds: body.attachmentIds,
+        planMode: body.planMode,
+        traceparent: req.get('traceparent'),
+      });
+      const triggerRunId = await startRun(deps, admitted.run);
+      return {
+        status: 202,
+        body: {
+          chatId: admitted.run.chatId,
+          messageId: admitted.messageId,
+          runId: admitted.run.id,
+          triggerRunId,
+          status: 'queued',
+        },
+      };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/chats/:chatId/runs/:runId',
+    operationId: 'getRun',
+    summary: 'Poll a run: status, partial text, tool calls, waitpoints and error',
+    tag: 'Runs',
+    auth: 'apiKey',
+    request: { params: runParams },
+    responses: { 200: { description: 'Run snapshot', schema: runSnapshotSchema } },
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    handler: async ({ params }, req) => ({
+      status: 200,
+      body: await loadSnapshot(deps, { userId: currentAuth(req).userId, ...params }),
+    }),
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/chats/:chatId/runs/:runId/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel an active run; it ends CANCELLED and agent.failed is sent',
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: runParams },
+    responses: { 202: { description: 'Cancellation requested', schema: runSnapshotSchema } },
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'RUN_NOT_ACTIVE'],
+    handler: async ({ params }, req) => {
+      const scope = { userId: currentAuth(req).userId, ...params };
+      await requestCancel(deps, scope);
+      return { status: 202, body: await loadSnapshot(deps, scope) };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/chats/:chatId/runs/:runId/waitpoints/:waitpointId/complete',
+    operationId: 'completeWaitpoint',
+    summary: 'Approve or reject a plan waiting for approval',
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: {
+      params: waitpointParams,
+      body: z
+        .object({ approved: z.boolean(), feedback: z.string().max(MAX_FEEDBACK).optional() })
+        .strict()
+        .openapi('WaitpointDecision'),
+    },
+    responses: { 202: { description: 'Decision accepted', schema: waitpointSchema } },
+    errors: [
+      'CHAT_NOT_FOUND',
+      'RUN_NOT_FOUND',
+      'WAITPOINT_NOT_FOUND',
+      'RUN_NOT_ACTIVE',
+      'WAITPOINT_RESOLVED',
+    ],
+    handler: async ({ params, body }, req) => {
+      const row = await decideWaitpoint(deps, { userId: currentAuth(req).userId, ...params }, body);
+      return {
+        status: 202,
+        body: {
+          id: row.id,
+          type: 'PLAN_APPROVAL',
+          status: row.status,
+          plan: row.plan,
+          feedback: row.feedback,
+          createdAt: row.createdAt.toISOString(),
+          resolvedAt: row.resolvedAt?.toISOString() ?? null,
+        },
+      };
+    },
+  });
+}

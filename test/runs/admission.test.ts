@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createTestUser, type TestUser } from '../support/auth';
+import { startGateway, type TestGateway } from '../support/gateway';
+import { testStack } from '../support/stack';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { waitFor } from '../support/wait';
+import { startDispatcher } from '../../apps/gateway/runs/dispatcher';
+
+interface Counts {
+  chats: number;
+  messages: number;
+  runs: number;
+}
+
+async function counts(userId: string): Promise<Counts> {
+  const { db } = await testStack();
+  const { rows } = await db.pool.query<{ chats: string; messages: string; runs: string }>(
+    `SELECT (SELECT count(*) FROM "Chat" WHERE "userId" = $1) AS chats,
+            (SELECT count(*) FROM "Message" m JOIN "Chat" c ON c.id = m."chatId" WHERE c."userId" = $1) AS messages,
+            (SELECT count(*) FROM "Run" WHERE "userId" = $1) AS runs`,
+    [userId],
+  );
+  const row = rows[0];
+  return { chats: Number(row?.chats), messages: Number(row?.messages), runs: Number(row?.runs) };
+}
+
+describe('turn admission', () => {
+  let gateway: TestGateway;
+  let user: TestUser;
+
+  // No worker polls this queue: admitted runs stay active, so admission is observed on its own.
+  before(async () => {
+    const stack = await testStack();
+    gateway = await startGateway({ config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }) });
+  });
+  after(() => gateway.close());
+  beforeEach(async () => {
+    user = await createTestUser();
+  });
+
+  const send = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer, ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it('queues a turn in a new chat and starts its workflow, keyed by the chat id', async () => {
+    const res = await send(
+      { text: 'Hello there, this is the first message of a brand new chat that is long enough to be cut' },
+      { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+    );
+    assert.equal(res.status, 202);
+    const turn = (await res.json()) as Record<string, string>;
+    assert.equal(turn.status, 'queued');
+    assert.match(turn.triggerRunId ?? '', /^[\da-f-]{36}$/);
+
+    const { db, temporal } = await testStack();
+    const run = (await db.pool.query(`SELECT * FROM "Run" WHERE id = $1`, [turn.runId])).rows[0] as Record<
+      string,
+      unknown
+    >;
+    assert.equal(run.chatId, turn.chatId);
+    assert.equal(run.messageId, turn.messageId);
+    assert.equal(run.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+    assert.equal(run.triggerRunId, turn.triggerRunId);
+    assert.ok(run.assistantMessageId);
+    const chat = (await db.pool.query(`SELECT * FROM "Chat" WHERE id = $1`, [turn.chatId])).rows[0] as Record<
+      string,
+      unknown
+    >;
+    assert.equal(chat.title, 'Hello there, this is the first message of a brand new chat t');
+    assert.equal(chat.lastMessageId, turn.messageId);
+    const message = (await db.pool.query(`SELECT * FROM "Message" WHERE id = $1`, [turn.messageId]))
+      .rows[0] as Record<string, unknown>;
+    assert.equal(message.role, 'user');
+    assert.equal(message.runId, turn.runId);
+
+    const description = await temporal.client.workflow.getHandle(turn.chatId ?? '').describe();
+    assert.equal(description.runId, turn.triggerRunId);
+    assert.equal(description.type, 'agentRunWorkflow');
+  });
+
+  it('gives exactly one 202 and 19 RUN_ACTIVE for 20 parallel sends to one chat, writing one turn', async () => {
+    const first = (await (await send({ text: 'start' })).json()) as { chatId: string };
+    const { db } = await testStack();
+    // Close the first run so the chat is free, then race 20 sends into it.
+    await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE "chatId" = $1`, [first.chatId]);
+    await (
+      await testStack()
+    ).temporal.client.workflow
+      .getHandle(first.chatId)
+      .terminate('test: free the chat');
+    const before = await counts(user.userId);
+
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send({ text: `parallel ${i}`, chatId: first.chatId })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [202, ...Array<number>(19).fill(409)]);
+    for (const r of results.filter((x) => x.status === 409)) {
+      assert.deepEqual(await r.json(), { error: 'A run of this chat is still active.', code: 'RUN_ACTIVE' });
+    }
+    assert.deepEqual(await counts(user.userId), {
+      chats: before.chats,
+      messages: before.messages + 1,
+      runs: before.runs + 1,
+    });
+  });
+
+  it('refuses bad input with a clear 4xx and writes nothing', async () => {
+    const other = await createTestUser();
+    const otherChat = (await (
+      await fetch(`${gateway.url}/api/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...other.bearer },
+        body: JSON.stringify({ text: 'theirs' }),
+      })
+    ).json()) as { chatId: string };
+    const before = await counts(user.userId);
+    const cases: [unknown, number, string][] = [
+      [{ text: 'x'.repeat(8193) }, 400, 'INVALID_REQUEST'],
+      [{ text: '' }, 400, 'INVALID_REQUEST'],
+      [{}, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', chatId: 'not-a-uuid' }, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', image_urls: Array(9).fill('https://example.com/a.png') }, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', image_urls: ['ftp://example.com/a.png'] }, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', planMode: 'yes' }, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', chatId: otherChat.chatId }, 404, 'CHAT_NOT_FOUND'],
+      [{ text: 'hi', chatId: randomUUID() }, 404, 'CHAT_NOT_FOUND'],
+      [{ text: 'hi', attachmentIds: [randomUUID()] }, 404, 'ATTACHMENT_NOT_FOUND'],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await send(body);
+      assert.equal(res.status, status, JSON.stringify(body).slice(0, 80));
+      assert.equal(((await res.json()) as { code: string }).code, code);
+    }
+    assert.deepEqual(await counts(user.userId), before);
+  });
+
+  it('answers 401 without a valid key', async () => {
+    const res = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer svck_live_nope' },
+      body: JSON.stringify({ text: 'hi' }),
+    });
+    assert.equal(res.status, 401);
+    assert.equal(((await res.json()) as { code: string }).code, 'UNAUTHORIZED');
+  });
+
+  it('accepts a turn while Temporal is unreachable and dispatches it once Temporal is back', async () => {
+    const stack = await testStack();
+    const proxy = await startTcpProxy(stack.temporalAddress);
+    const cut = await startGateway({
+      config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }),
+      temporalAddress: proxy.address,
+    });
+    try {
+      await proxy.down();
+      const res = await fetch(`${cut.url}/api/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.bearer },
+        body: JSON.stringify({ text: 'while Temporal is away' }),
+      });
+      assert.equal(res.status, 202);
+      const turn = (await res.json()) as { runId: string; chatId: string; triggerRunId: string | null };
+      assert.equal(turn.triggerRunId, null);
+
+      await proxy.up();
+      const dispatcher = startDispatcher(cut.deps, 200);
+      try {
+        const triggerRunId = await waitFor(
+          async () =>
+            (
+              await stack.db.pool.query<{ triggerRunId: string | null }>(
+                `SELECT "triggerRunId" FROM "Run" WHERE id = $1`,
+                [turn.runId],
+              )
+            ).rows[0]?.triggerRunId ?? undefined,
+          { what: 'the dispatcher to start the run', timeoutMs: 20_000 },
+        );
+        const description = await stack.temporal.client.workflow.getHandle(turn.chatId).describe();
+        assert.equal(description.runId, triggerRunId);
+      } finally {
+        await dispatcher.stop();
+      }
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
+  });
+});

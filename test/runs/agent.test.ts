@@ -1,0 +1,291 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import { LocalModelProvider } from '../../core/model/local';
+import { createTestUser, type TestUser } from '../support/auth';
+import { startGateway, type TestGateway } from '../support/gateway';
+import { testStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+import { startWorker, type TestWorker } from '../support/worker';
+
+interface Snapshot {
+  status: string;
+  text: string;
+  error: string | null;
+  assistantMessageId: string;
+  triggerRunId: string | null;
+  toolCalls: { id: string; toolName: string; status: string; error: string | null }[];
+  waitpoints: {
+    id: string;
+    status: string;
+    plan: { summary: string; steps: { toolName: string; input: unknown }[] };
+  }[];
+}
+
+/**
+ * A model the test steers: each call takes the next scripted reply; a reply may wait for the test
+ * (`gate`) after streaming its first half, and stops when the activity is cancelled.
+ */
+class ScriptedModel implements ModelProvider {
+  readonly name = 'scripted';
+  readonly calls: ModelRequest['messages'][] = [];
+  private gate: Promise<void> | undefined;
+  private open: (() => void) | undefined;
+
+  constructor(private readonly replies: ModelReply[]) {}
+
+  holdAfterFirstHalf(): void {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+
+  release(): void {
+    this.open?.();
+  }
+
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    this.calls.push(structuredClone(request.messages));
+    const reply = this.replies.shift() ?? { text: 'done', toolCalls: [] };
+    const half = Math.ceil(reply.text.length / 2);
+    request.onText(reply.text.slice(0, half));
+    if (this.gate) {
+      const aborted = new Promise<never>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }),
+      );
+      await Promise.race([this.gate, aborted]);
+    }
+    request.onText(reply.text.slice(half));
+    return reply;
+  }
+}
+
+describe('agent runs', function () {
+  this.timeout(90_000);
+  let user: TestUser;
+  let gateway: TestGateway;
+  let worker: TestWorker;
+  let model: ModelProvider | undefined;
+
+  /** A worker and gateway on their own task queue, with the model this test chooses. */
+  async function serve(chosen: ModelProvider | undefined, overrides: Record<string, string> = {}) {
+    model = chosen;
+    const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `agent-${randomUUID()}`, ...overrides });
+    worker = await startWorker({ config, deps: { model } });
+    gateway = await startGateway({ config });
+  }
+
+  beforeEach(async () => {
+    user = await createTestUser();
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    await worker?.stop();
+  });
+
+  const send = async (body: Record<string, unknown>) => {
+    const res = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    return (await res.json()) as { chatId: string; runId: string; messageId: string };
+  };
+  const snapshot = async (turn: { chatId: string; runId: string }) => {
+    const res = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
+      headers: user.bearer,
+    });
+    assert.equal(res.status, 200);
+    return (await res.json()) as Snapshot;
+  };
+  const until = (turn: { chatId: string; runId: string }, accept: (s: Snapshot) => boolean, what: string) =>
+    waitFor(
+      async () => {
+        const s = await snapshot(turn);
+        return accept(s) ? s : undefined;
+      },
+      { what, timeoutMs: 60_000 },
+    );
+  const terminal = (s: Snapshot) => ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status);
+  const post = (path: string, body: unknown) =>
+    fetch(`${gateway.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify(body),
+    });
+
+  it('completes a text turn, streaming partial text into the snapshot, and stores the assistant message', async () => {
+    const scripted = new ScriptedModel([{ text: 'Hello, streaming world!', toolCalls: [] }]);
+    scripted.holdAfterFirstHalf();
+    await serve(scripted);
+    const turn = await send({ text: 'Say hello' });
+
+    const partial = await until(
+      turn,
+      (s) => s.status === 'RUNNING' && s.text === 'Hello, strea',
+      'partial text',
+    );
+    assert.equal(partial.text, 'Hello, strea');
+    scripted.release();
+    const done = await until(turn, terminal, 'the run to finish');
+    assert.equal(done.status, 'COMPLETE');
+    assert.equal(done.text, 'Hello, streaming world!');
+    assert.equal(done.error, null);
+
+    const { db } = await testStack();
+    const { rows } = await db.pool.query(
+      `SELECT role, "contentBlocks", "runId" FROM "Message" WHERE id = $1`,
+      [done.assistantMessageId],
+    );
+    assert.deepEqual(rows[0], {
+      role: 'assistant',
+      contentBlocks: [{ type: 'text', text: 'Hello, streaming world!' }],
+      runId: turn.runId,
+    });
+    const chat = await db.pool.query(`SELECT "lastMessageId" FROM "Chat" WHERE id = $1`, [turn.chatId]);
+    assert.equal(chat.rows[0]?.lastMessageId, done.assistantMessageId);
+    // The model saw the user's message.
+    assert.deepEqual(scripted.calls[0], [{ role: 'user', text: 'Say hello', media: [] }]);
+  });
+
+  it('lets the next turn into the chat once the run is terminal, with the history', async () => {
+    await serve(new LocalModelProvider());
+    const first = await send({ text: 'first question' });
+    await until(first, terminal, 'the first run');
+    const second = await send({ text: 'second question', chatId: first.chatId });
+    const done = await until(second, terminal, 'the second run');
+    assert.equal(done.status, 'COMPLETE');
+    assert.match(done.text, /second question/);
+  });
+
+  it('fails the run with a safe message when no model provider is configured', async () => {
+    await serve(undefined);
+    const turn = await send({ text: 'anyone there?' });
+    const done = await until(turn, terminal, 'the run to fail');
+    assert.equal(done.status, 'FAILED');
+    assert.equal(done.error, 'No model provider is configured.');
+  });
+
+  it('cancels a running run: the model activity stops, the run ends CANCELLED, and a repeat gets 409', async () => {
+    const scripted = new ScriptedModel([{ text: 'This will never finish', toolCalls: [] }]);
+    scripted.holdAfterFirstHalf();
+    await serve(scripted);
+    const turn = await send({ text: 'long job' });
+    await until(turn, (s) => s.status === 'RUNNING' && s.text.length > 0, 'the model to start');
+
+    const res = await post(`/api/v1/chats/${turn.chatId}/runs/${turn.runId}/cancel`, {});
+    assert.equal(res.status, 202);
+    const done = await until(turn, terminal, 'the run to be cancelled');
+    assert.equal(done.status, 'CANCELLED');
+    assert.equal(done.error, 'The run was cancelled.');
+
+    const again = await post(`/api/v1/chats/${turn.chatId}/runs/${turn.runId}/cancel`, {});
+    assert.equal(again.status, 409);
+    assert.equal(((await again.json()) as { code: string }).code, 'RUN_NOT_ACTIVE');
+  });
+
+  describe('plan mode', () => {
+    const planReply: ModelReply = {
+      text: 'I will generate a cat.',
+      toolCalls: [{ id: 'call_1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],
+    };
+
+    it('waits for approval with the plan, and a rejection cancels the run', async () => {
+      const scripted = new ScriptedModel([structuredClone(planReply)]);
+      await serve(scripted);
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
+      const [waitpoint] = waiting.waitpoints;
+      assert.ok(waitpoint);
+      assert.equal(waitpoint.status, 'PENDING');
+      assert.equal(waitpoint.plan.summary, 'I will generate a cat.');
+      assert.deepEqual(
+        waitpoint.plan.steps.map((s) => [s.toolName, s.input]),
+        [['ai_image_2', { prompt: 'a cat' }]],
+      );
+      assert.deepEqual(waiting.toolCalls, [], 'no tool runs before approval');
+
+      const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waitpoint.id}/complete`;
+      const res = await post(path, { approved: false, feedback: 'no cats' });
+      assert.equal(res.status, 202);
+      assert.equal(((await res.json()) as { status: string }).status, 'REJECTED');
+      const done = await until(turn, terminal, 'the run to end');
+      assert.equal(done.status, 'CANCELLED');
+      assert.equal(done.waitpoints[0]?.status, 'REJECTED');
+
+      const duplicate = await post(path, { approved: true });
+      assert.equal(duplicate.status, 409);
+      assert.equal(((await duplicate.json()) as { code: string }).code, 'WAITPOINT_RESOLVED');
+    });
+
+    it('answers a duplicate decision with WAITPOINT_RESOLVED and changes nothing', async () => {
+      const scripted = new ScriptedModel([structuredClone(planReply)]);
+      await serve(scripted);
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
+      const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waiting.waitpoints[0]?.id}/complete`;
+      const [a, b] = await Promise.all([post(path, { approved: false }), post(path, { approved: true })]);
+      const statuses = [a.status, b.status].sort();
+      assert.deepEqual(statuses, [202, 409]);
+      const loser = a.status === 409 ? a : b;
+      assert.equal(((await loser.json()) as { code: string }).code, 'WAITPOINT_RESOLVED');
+    });
+
+    it('expires the plan after PLAN_APPROVAL_TIMEOUT and cancels the run', async () => {
+      await serve(new ScriptedModel([structuredClone(planReply)]), { PLAN_APPROVAL_TIMEOUT: '1500ms' });
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const done = await until(turn, terminal, 'the plan to expire');
+      assert.equal(done.status, 'CANCELLED');
+      assert.equal(done.waitpoints[0]?.status, 'EXPIRED');
+    });
+
+    it('does not wait for approval when the turn needs no tool', async () => {
+      await serve(new ScriptedModel([{ text: 'Just text.', toolCalls: [] }]));
+      const turn = await send({ text: 'hello', planMode: true });
+      const done = await until(turn, terminal, 'the run to finish');
+      assert.equal(done.status, 'COMPLETE');
+      assert.deepEqual(done.waitpoints, []);
+    });
+
+    it('rejects bad decisions with 4xx: a non-boolean, an unknown waitpoint, another user', async () => {
+      await serve(new ScriptedModel([structuredClone(planReply)]));
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
+      const base = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints`;
+      const bad = await post(`${base}/${waiting.waitpoints[0]?.id}/complete`, { approved: 'yes' });
+      assert.equal(bad.status, 400);
+      const unknown = await post(`${base}/${randomUUID()}/complete`, { approved: true });
+      assert.equal(unknown.status, 404);
+      assert.equal(((await unknown.json()) as { code: string }).code, 'WAITPOINT_NOT_FOUND');
+      const other = await createTestUser();
+      const probe = await fetch(`${gateway.url}${base}/${waiting.waitpoints[0]?.id}/complete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...other.bearer },
+        body: JSON.stringify({ approved: true }),
+      });
+      assert.equal(probe.status, 404);
+      assert.equal(((await probe.json()) as { code: string }).code, 'CHAT_NOT_FOUND');
+      assert.equal((await snapshot(turn)).waitpoints[0]?.status, 'PENDING');
+    });
+  });
+
+  it('answers 404 for another user’s run and for an unknown run', async () => {
+    await serve(new LocalModelProvider());
+    const turn = await send({ text: 'mine' });
+    const other = await createTestUser();
+    const probe = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
+      headers: other.bearer,
+    });
+    assert.equal(probe.status, 404);
+    assert.equal(((await probe.json()) as { code: string }).code, 'CHAT_NOT_FOUND');
+    const unknown = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${randomUUID()}`, {
+      headers: user.bearer,
+    });
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { code: string }).code, 'RUN_NOT_FOUND');
+    const cancel = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}/cancel`, {
+      method: 'POST',
+      headers: other.bearer,
+    });
+    assert.equal(cancel.status, 404);
+  });
+});
