@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelProvider, ModelReply } from '../../core/model/types';
+import { ScriptedModel } from '../support/scripted-model';
 import { LocalModelProvider } from '../../core/model/local';
 import { createTestUser, type TestUser } from '../support/auth';
 import { startGateway, type TestGateway } from '../support/gateway';
@@ -20,42 +21,6 @@ interface Snapshot {
     status: string;
     plan: { summary: string; steps: { toolName: string; input: unknown }[] };
   }[];
-}
-
-/**
- * A model the test steers: each call takes the next scripted reply; a reply may wait for the test
- * (`gate`) after streaming its first half, and stops when the activity is cancelled.
- */
-class ScriptedModel implements ModelProvider {
-  readonly name = 'scripted';
-  readonly calls: ModelRequest['messages'][] = [];
-  private gate: Promise<void> | undefined;
-  private open: (() => void) | undefined;
-
-  constructor(private readonly replies: ModelReply[]) {}
-
-  holdAfterFirstHalf(): void {
-    this.gate = new Promise((resolve) => (this.open = resolve));
-  }
-
-  release(): void {
-    this.open?.();
-  }
-
-  async complete(request: ModelRequest): Promise<ModelReply> {
-    this.calls.push(structuredClone(request.messages));
-    const reply = this.replies.shift() ?? { text: 'done', toolCalls: [] };
-    const half = Math.ceil(reply.text.length / 2);
-    request.onText(reply.text.slice(0, half));
-    if (this.gate) {
-      const aborted = new Promise<never>((_, reject) =>
-        request.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }),
-      );
-      await Promise.race([this.gate, aborted]);
-    }
-    request.onText(reply.text.slice(half));
-    return reply;
-  }
 }
 
 describe('agent runs', function () {
