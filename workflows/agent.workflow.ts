@@ -23,6 +23,7 @@ import {
   type AgentRunState,
   type PlanDecision,
 } from './agent.contract';
+import { WEBHOOK_EMIT_ACTIVITY_OPTIONS } from './webhook-delivery.contract';
 
 /** Database bookkeeping: quick, retried freely. */
 const BOOKKEEPING_TIMEOUT = '30 seconds';
@@ -49,13 +50,6 @@ const TOOL_RETRY = {
   maximumInterval: '30 seconds',
   maximumAttempts: 5,
 };
-const EMIT_TIMEOUT = '30 seconds';
-const EMIT_RETRY = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  maximumAttempts: 10,
-};
 
 const agent = proxyActivities<AgentActivities>({
   startToCloseTimeout: BOOKKEEPING_TIMEOUT,
@@ -71,10 +65,7 @@ const tools = proxyActivities<ToolsActivities>({
   heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT,
   retry: TOOL_RETRY,
 });
-const webhooks = proxyActivities<WebhooksActivities>({
-  startToCloseTimeout: EMIT_TIMEOUT,
-  retry: EMIT_RETRY,
-});
+const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(WEBHOOK_EMIT_ACTIVITY_OPTIONS);
 
 class RunCancelled extends Error {}
 

@@ -5,7 +5,10 @@ import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
+import { apiRateLimit } from './middleware/rate-limit';
 import { registerChatsRoutes } from './routes/chats';
+import { registerDocsRoutes } from './routes/docs';
+import { registerFilesRoutes } from './routes/files';
 import { registerHealthRoutes } from './routes/health';
 import { registerIdentityRoutes } from './routes/identity';
 import { registerRunsRoutes } from './routes/runs';
@@ -43,7 +46,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: [apiKeyGuard(deps)],
+    apiKey: [apiKeyGuard(deps), apiRateLimit(deps)],
     session: [sessionGuard(deps)],
     none: [],
   });
@@ -51,9 +54,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerIdentityRoutes(routes, deps);
   registerChatsRoutes(routes, deps);
   registerUploadsRoutes(routes, deps);
+  registerFilesRoutes(routes, deps);
   registerRunsRoutes(routes, deps);
   registerToolsRoutes(routes, deps);
   registerWebhooksRoutes(routes, deps);
+  registerDocsRoutes(routes, deps);
   app.use(router);
 
   app.use(notFoundHandler);

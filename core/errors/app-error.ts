@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   RUN_NOT_ACTIVE: 409,
   WAITPOINT_RESOLVED: 409,
   EMAIL_TAKEN: 409,
+  DELIVERY_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
@@ -82,7 +83,10 @@ export class NotFoundError extends AppError {
 
 export class ConflictError extends AppError {
   constructor(
-    code: Extract<ErrorCode, 'RUN_ACTIVE' | 'RUN_NOT_ACTIVE' | 'WAITPOINT_RESOLVED' | 'EMAIL_TAKEN'>,
+    code: Extract<
+      ErrorCode,
+      'RUN_ACTIVE' | 'RUN_NOT_ACTIVE' | 'WAITPOINT_RESOLVED' | 'EMAIL_TAKEN' | 'DELIVERY_IN_PROGRESS'
+    >,
     message: string,
   ) {
     super(code, message);

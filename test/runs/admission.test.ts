@@ -6,6 +6,10 @@ import { testStack } from '../support/stack';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 import { startDispatcher } from '../../apps/gateway/runs/dispatcher';
+import sharp from 'sharp';
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 interface Counts {
   chats: number;
@@ -30,9 +34,17 @@ describe('turn admission', () => {
   let user: TestUser;
 
   // No worker polls this queue: admitted runs stay active, so admission is observed on its own.
+  let storageDir: string;
   before(async () => {
     const stack = await testStack();
-    gateway = await startGateway({ config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }) });
+    storageDir = await mkdtemp(path.join(tmpdir(), 'svc-admission-'));
+    gateway = await startGateway({
+      config: stack.config({
+        TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}`,
+        STORAGE_LOCAL_DIR: storageDir,
+        SEND_RATE_LIMIT_PER_MINUTE: '25',
+      }),
+    });
   });
   after(() => gateway.close());
   beforeEach(async () => {
@@ -189,5 +201,107 @@ describe('turn admission', () => {
       await cut.close();
       await proxy.close();
     }
+  });
+
+  const storedFiles = async (): Promise<string[]> =>
+    (await readdir(storageDir, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => e.name);
+
+  it('accepts multipart with files, planMode and chatId as form fields, storing the files as attachments', async () => {
+    const png = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#f00' } })
+      .png()
+      .toBuffer();
+    const form = new FormData();
+    form.set('text', 'crop this to the left half');
+    form.set('planMode', 'true');
+    form.append('file', new Blob([png]), 'red.png');
+    form.append('files', new Blob([png]), 'again.png');
+    const res = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: user.bearer,
+      body: form,
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    const turn = (await res.json()) as { runId: string; messageId: string; chatId: string };
+    const { db } = await testStack();
+    const run = (await db.pool.query(`SELECT "planMode" FROM "Run" WHERE id = $1`, [turn.runId])).rows[0];
+    assert.equal(run?.planMode, true);
+    const attachments = (
+      await db.pool.query(
+        `SELECT filename, "mimeType", "chatId", "messageId" FROM "Attachment" WHERE "messageId" = $1 ORDER BY filename`,
+        [turn.messageId],
+      )
+    ).rows;
+    assert.deepEqual(
+      attachments.map((a) => [a.filename, a.mimeType, a.chatId]),
+      [
+        ['again.png', 'image/png', turn.chatId],
+        ['red.png', 'image/png', turn.chatId],
+      ],
+    );
+    const message = (
+      await db.pool.query(`SELECT "contentBlocks" FROM "Message" WHERE id = $1`, [turn.messageId])
+    ).rows[0];
+    const blocks = message?.contentBlocks as { type: string; url?: string }[];
+    assert.deepEqual(
+      blocks.map((b) => b.type),
+      ['text', 'image', 'image'],
+    );
+    // The URL names PUBLIC_BASE_URL; this test's gateway listens on another port.
+    const url = new URL(blocks[1]?.url ?? '');
+    const image = await fetch(`${gateway.url}${url.pathname}${url.search}`);
+    assert.equal(image.status, 200);
+    assert.deepEqual(Buffer.from(await image.arrayBuffer()), png);
+  });
+
+  it('leaves no attachment, object or message behind when a multipart send is refused', async () => {
+    const first = (await (await send({ text: 'busy chat' })).json()) as { chatId: string };
+    const before = await counts(user.userId);
+    const filesBefore = await storedFiles();
+    const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: '#00f' } })
+      .png()
+      .toBuffer();
+    const form = new FormData();
+    form.set('text', 'second');
+    form.set('chatId', first.chatId);
+    form.append('file', new Blob([png]), 'blue.png');
+    const res = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: user.bearer,
+      body: form,
+    });
+    assert.equal(res.status, 409);
+    assert.deepEqual(await counts(user.userId), before);
+    assert.deepEqual(await storedFiles(), filesBefore);
+    const { db } = await testStack();
+    const orphans = await db.pool.query(
+      `SELECT 1 FROM "Attachment" WHERE "userId" = $1 AND "messageId" IS NULL`,
+      [user.userId],
+    );
+    assert.equal(orphans.rowCount, 0);
+
+    const text = new FormData();
+    text.set('text', 'a text file named .png');
+    text.append('file', new Blob(['not an image at all']), 'fake.png');
+    const refused = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: user.bearer,
+      body: text,
+    });
+    assert.equal(refused.status, 415);
+    assert.deepEqual(await counts(user.userId), before);
+  });
+
+  it('limits sends per key with 429 RATE_LIMITED and Retry-After, writing nothing over the limit', async () => {
+    const results: Response[] = [];
+    for (let i = 0; i < 26; i++) results.push(await send({ text: `flood ${i}` }));
+    const limited = results.filter((r) => r.status === 429);
+    assert.equal(limited.length, 1);
+    const last = limited[0];
+    assert.equal(((await last?.json()) as { code: string }).code, 'RATE_LIMITED');
+    assert.match(last?.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal(last?.headers.get('ratelimit-limit'), '25');
+    assert.equal((await counts(user.userId)).runs, 25);
   });
 });

@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
@@ -29,12 +29,23 @@ export interface RouteSpec<S extends RequestSchema> {
   request: S;
   /** The body's media type when it is not JSON; its schema documents the form fields. */
   bodyMediaType?: 'multipart/form-data';
+  /** A route taking JSON and multipart alike: the form fields' schema, used for multipart requests. */
+  multipartBody?: z.ZodType;
   /** Runs after authentication and before validation (multer for uploads). */
   before?: RequestHandler[];
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: z.ZodObject }>;
   /** Every error code the route can answer besides the common ones of its auth kind. */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
+}
+
+/**
+ * A body arrived but no parser took it (express.json only reads application/json, multer only
+ * multipart): its media type is not one the route accepts.
+ */
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 export interface Guards {
@@ -86,7 +97,13 @@ export class RouteTable {
     this.routes.push({ method: spec.method, path: spec.path });
     this.registerDocument(spec);
     const handler: RequestHandler = async (req, res) => {
-      const result = await spec.handler(parse(spec.request, req), req, res);
+      if (spec.request.body && req.body === undefined && hasBody(req))
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
+      const request =
+        spec.multipartBody && req.is('multipart/form-data')
+          ? { ...spec.request, body: spec.multipartBody }
+          : spec.request;
+      const result = await spec.handler(parse(request, req) as Input<S>, req, res);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
@@ -132,7 +149,8 @@ export class RouteTable {
     const bodySchema = spec.request.body;
     this.registry.registerPath({
       method: spec.method,
-      path: spec.path.replace(/:(\w+)/g, '{$1}'),
+      // Express's `:name` and `*name` (wildcard) parameters are both `{name}` in OpenAPI.
+      path: spec.path.replace(/[:*](\w+)/g, '{$1}'),
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
@@ -145,7 +163,10 @@ export class RouteTable {
           ? {
               body: {
                 required: true,
-                content: { [spec.bodyMediaType ?? 'application/json']: { schema: bodySchema } },
+                content: {
+                  [spec.bodyMediaType ?? 'application/json']: { schema: bodySchema },
+                  ...(spec.multipartBody ? { 'multipart/form-data': { schema: spec.multipartBody } } : {}),
+                },
               },
             }
           : {}),

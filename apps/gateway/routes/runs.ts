@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { discardObjects, putObjects, type PreparedAttachment } from '../../../core/uploads/attachments';
+import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import { queuedTurnSchema, runSnapshotSchema, waitpointSchema } from '../../../core/schemas/runs';
 import type { GatewayDeps } from '../deps';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
-import { admitTurn } from '../runs/admission';
+import { sendRateLimit } from '../middleware/rate-limit';
+import { admitTurn, insertUploadedAttachments, type AdmittedTurn } from '../runs/admission';
 import { decideWaitpoint, requestCancel } from '../runs/control';
 import { loadSnapshot } from '../runs/snapshot';
 import { startRun } from '../runs/start';
@@ -26,6 +29,23 @@ export const completionBodySchema = z
   .strict()
   .openapi('CompletionRequest');
 
+const completionFormSchema = z
+  .object({
+    text: z.string().min(1).max(MAX_TEXT),
+    chatId: z.uuid().optional(),
+    planMode: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    file: z
+      .array(z.string().openapi({ format: 'binary' }))
+      .optional()
+      .openapi({ description: 'repeat for several files' }),
+    files: z.array(z.string().openapi({ format: 'binary' })).optional(),
+  })
+  .strict()
+  .openapi('CompletionForm');
+
 const runParams = z.object({ chatId: z.uuid(), runId: z.uuid() });
 const waitpointParams = runParams.extend({ waitpointId: z.uuid() });
 
@@ -38,26 +58,42 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
     tag: 'Runs',
     auth: 'apiKey',
     request: { body: completionBodySchema },
+    multipartBody: completionFormSchema,
+    before: [sendRateLimit(deps), receiveFiles({ multipartOnly: false })],
     responses: { 202: { description: 'Turn accepted', schema: queuedTurnSchema } },
     errors: [
       'CHAT_NOT_FOUND',
       'ATTACHMENT_NOT_FOUND',
       'RUN_ACTIVE',
+      'TOO_MANY_FILES',
       'PAYLOAD_TOO_LARGE',
       'INVALID_JSON',
       'UNSUPPORTED_MEDIA_TYPE',
     ],
     handler: async ({ body }, req) => {
       const { userId } = currentAuth(req);
-      const admitted = await admitTurn(deps, {
-        userId,
-        chatId: body.chatId,
-        text: body.text,
-        imageUrls: body.image_urls,
-        attachmentIds: body.attachmentIds,
-        planMode: body.planMode,
-        traceparent: req.get('traceparent'),
-      });
+      // Files are stored first and their rows join the turn's transaction: a refused send
+      // (409, 404) deletes them again, leaving nothing behind.
+      const uploads: PreparedAttachment[] = await putObjects(deps.storage, userId, receivedFiles(req));
+      let admitted: AdmittedTurn;
+      try {
+        admitted = await admitTurn(
+          deps,
+          {
+            userId,
+            chatId: body.chatId,
+            text: body.text,
+            imageUrls: 'image_urls' in body ? body.image_urls : [],
+            attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
+            planMode: body.planMode,
+            traceparent: req.get('traceparent'),
+          },
+          uploads.length ? (client, ids) => insertUploadedAttachments(deps, client, uploads, ids) : undefined,
+        );
+      } catch (err) {
+        await discardObjects(deps.storage, uploads);
+        throw err;
+      }
       const triggerRunId = await startRun(deps, admitted.run);
       return {
         status: 202,

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { ConflictError, NotFoundError } from '../../../core/errors/app-error';
 import type { ContentBlock } from '../../../core/schemas/runs';
+import type { PreparedAttachment } from '../../../core/uploads/attachments';
 import type { GatewayDeps } from '../deps';
 import type { RunToStart } from './start';
 
@@ -155,4 +156,29 @@ export async function admitTurn(
   } finally {
     client.release();
   }
+}
+
+/** Writes the rows of files uploaded with a turn, inside the turn's transaction. */
+export async function insertUploadedAttachments(
+  deps: GatewayDeps,
+  client: PoolClient,
+  rows: readonly PreparedAttachment[],
+  ids: { chatId: string; messageId: string },
+): Promise<ContentBlock[]> {
+  await client.query(
+    `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes", status)
+     SELECT a.id, a."userId", $2, $3, a."storageKey", a.filename, a."mimeType", a."sizeBytes", a.status
+       FROM jsonb_to_recordset($1::jsonb) AS a(id uuid, "userId" uuid, "storageKey" text, filename text,
+                                               "mimeType" text, "sizeBytes" bigint, status text)`,
+    [
+      JSON.stringify(rows.map((r) => ({ ...r, sizeBytes: r.sizeBytes.toString() }))),
+      ids.chatId,
+      ids.messageId,
+    ],
+  );
+  return rows.map((r) => ({
+    type: mediaKind(r.mimeType),
+    attachmentId: r.id,
+    url: deps.storage.url(r.storageKey),
+  }));
 }

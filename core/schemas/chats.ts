@@ -1,0 +1,113 @@
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { ObjectStorage } from '../storage/storage';
+import { attachmentSchema, toAttachmentDto } from './attachments';
+import { isoOrNull, listSchema } from './common';
+import { contentBlockSchema, type ContentBlock } from './runs';
+
+extendZodWithOpenApi(z);
+
+export const DEFAULT_CHAT_TITLE = 'New chat';
+
+const title = z.string().trim().min(1).max(120);
+
+export const chatSchema = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    isFavorite: z.boolean(),
+    lastMessageAt: z.iso.datetime().nullable(),
+    lastMessageId: z.uuid().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi('Chat');
+export type ChatDto = z.output<typeof chatSchema>;
+
+export const chatListSchema = listSchema(chatSchema, 'ChatList');
+
+export const createChatSchema = z.object({ title: title.optional() }).strict().openapi('NewChat');
+
+export const updateChatSchema = z
+  .object({ title: title.optional(), isFavorite: z.boolean().optional() })
+  .strict()
+  .refine((b) => b.title !== undefined || b.isFavorite !== undefined, {
+    message: 'Give title, isFavorite or both.',
+  })
+  .openapi('ChatUpdate');
+
+export interface ChatRow {
+  id: string;
+  title: string;
+  isFavorite: boolean;
+  lastMessageAt: Date | null;
+  lastMessageId: string | null;
+  activityAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The columns `toChatDto` needs, for hand-written statements. */
+export const CHAT_COLUMNS =
+  'id, title, "isFavorite", "lastMessageAt", "lastMessageId", "activityAt", "createdAt", "updatedAt"';
+
+export function toChatDto(row: ChatRow): ChatDto {
+  return {
+    id: row.id,
+    title: row.title,
+    isFavorite: row.isFavorite,
+    lastMessageAt: isoOrNull(row.lastMessageAt),
+    lastMessageId: row.lastMessageId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export const messageSchema = z
+  .object({
+    id: z.uuid(),
+    chatId: z.uuid(),
+    role: z.enum(['user', 'assistant']),
+    runId: z.uuid().nullable(),
+    contentBlocks: z.array(contentBlockSchema),
+    attachments: z.array(attachmentSchema),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('Message');
+export type MessageDto = z.output<typeof messageSchema>;
+
+export const messageListSchema = listSchema(messageSchema, 'MessageList');
+
+export interface MessageRow {
+  id: string;
+  chatId: string;
+  role: 'user' | 'assistant';
+  runId: string | null;
+  contentBlocks: unknown;
+  createdAt: Date;
+}
+
+export interface AttachmentRow {
+  id: string;
+  filename: string;
+  mimeType: string;
+  status: string;
+  storageKey: string;
+}
+
+/** A Message row and its attachments as the API shows them; content blocks are stored as shown. */
+export function toMessageDto(
+  storage: ObjectStorage,
+  row: MessageRow,
+  attachments: readonly AttachmentRow[],
+): MessageDto {
+  return {
+    id: row.id,
+    chatId: row.chatId,
+    role: row.role,
+    runId: row.runId,
+    contentBlocks: row.contentBlocks as ContentBlock[],
+    attachments: attachments.map((a) => toAttachmentDto(storage, a)),
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Config } from '../config/config';
+import { ObjectNotFoundError, assertValidKey } from './keys';
+import { signedFileUrl } from './signing';
+import type { ObjectStorage, PutOptions } from './storage';
+
+const PROJECT_ROOT = path.resolve(__dirname, '../..');
+
+interface Meta {
+  contentType: string;
+}
+
+function isMissing(err: unknown): boolean {
+  return (
+    (err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR'
+  );
+}
+
+/**
+ * Objects on local disk. Bytes live under `objects/`, their content type under `meta/` (separate
+ * trees, so no key can collide with another key's metadata), and every write lands in `tmp/`
+ * first and is renamed into place, so a reader never sees a half-written object.
+ */
+export function createLocalStorage(config: Config): ObjectStorage {
+  const root = path.resolve(PROJECT_ROOT, config.STORAGE_LOCAL_DIR);
+  const objectsDir = path.join(root, 'objects');
+  const tmpDir = path.join(root, 'tmp');
+
+  const locate = (key: string) => {
+    assertValidKey(key);
+    const objectPath = path.join(objectsDir, ...key.split('/'));
+    // Defence in depth: assertValidKey already rules out every way out of the root.
+    if (!objectPath.startsWith(objectsDir + path.sep)) throw new Error(`invalid storage key ${key}`);
+    return { objectPath, metaPath: path.join(root, 'meta', ...key.split('/')) + '.json' };
+  };
+
+  return {
+    driver: 'local',
+
+    async put(key: string, body: Buffer | Readable, options: PutOptions) {
+      const { objectPath, metaPath } = locate(key);
+      await mkdir(tmpDir, { recursive: true });
+      const tmpObject = path.join(tmpDir, randomUUID());
+      const tmpMeta = `${tmpObject}.json`;
+      try {
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(tmpObject));
+        const meta: Meta = { contentType: options.contentType };
+        await writeFile(tmpMeta, JSON.stringify(meta));
+        await mkdir(path.dirname(objectPath), { recursive: true });
+        await mkdir(path.dirname(metaPath), { recursive: true });
+        await rename(tmpMeta, metaPath);
+        await rename(tmpObject, objectPath);
+        return { size: (await stat(objectPath)).size };
+      } finally {
+        await rm(tmpObject, { force: true });
+        await rm(tmpMeta, { force: true });
+      }
+    },
+
+    async get(key: string) {
+      const { objectPath, metaPath } = locate(key);
+      try {
+        // Open before stat and read through the handle, so a concurrent delete cannot split them.
+        const handle = await open(objectPath, 'r');
+        try {
+          const [meta, info] = await Promise.all([readFile(metaPath, 'utf8'), handle.stat()]);
+          const { contentType } = JSON.parse(meta) as Meta;
+          return { body: createReadStream('', { fd: handle }), contentType, size: info.size };
+        } catch (err) {
+          await handle.close();
+          throw err;
+        }
+      } catch (err) {
+        if (isMissing(err)) throw new ObjectNotFoundError(key);
+        throw err;
+      }
+    },
+
+    async delete(key: string) {
+      const { objectPath, metaPath } = locate(key);
+      await rm(objectPath, { force: true });
+      await rm(metaPath, { force: true });
+    },
+
+    url: (key: string) => {
+      assertValidKey(key);
+      return signedFileUrl(config, key);
+    },
+  };
+}

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { pinoHttp } from 'pino-http';
+import { apiKeyGuard } from '../../apps/gateway/middleware/auth';
+import { errorHandler } from '../../apps/gateway/middleware/errors';
+import { sendRateLimit } from '../../apps/gateway/middleware/rate-limit';
+import { createTestUser, type TestUser } from '../support/auth';
+import { startGateway, type TestGateway } from '../support/gateway';
+import { testStack } from '../support/stack';
+
+async function chatCount(userId: string): Promise<number> {
+  const { db } = await testStack();
+  return db.prisma.chat.count({ where: { userId } });
+}
+
+describe('error envelope', () => {
+  let gateway: TestGateway;
+  let user: TestUser;
+  before(async () => {
+    gateway = await startGateway();
+    user = await createTestUser();
+  });
+  after(() => gateway.close());
+
+  const postChat = (body: string | Buffer, contentType?: string) =>
+    fetch(`${gateway.url}/api/v1/chats`, {
+      method: 'POST',
+      headers: { ...user.bearer, ...(contentType ? { 'content-type': contentType } : {}) },
+      body,
+    });
+
+  it('answers malformed JSON with 400 INVALID_JSON, writing nothing', async () => {
+    const res = await postChat('{"title": "unterminated', 'application/json');
+    assert.equal(res.status, 400);
+    assert.deepEqual(await res.json(), {
+      error: 'The request body is not valid JSON.',
+      code: 'INVALID_JSON',
+    });
+    assert.equal(await chatCount(user.userId), 0);
+  });
+
+  it('answers a JSON body over 1 MB with 413 PAYLOAD_TOO_LARGE, writing nothing', async () => {
+    const res = await postChat(JSON.stringify({ title: 'x'.repeat(1024 * 1024 + 1) }), 'application/json');
+    assert.equal(res.status, 413);
+    assert.equal(((await res.json()) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+    assert.equal(await chatCount(user.userId), 0);
+  });
+
+  it('answers a body of another content type with 415 UNSUPPORTED_MEDIA_TYPE, writing nothing', async () => {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const res = await postChat('{"title":"sneaky"}', type);
+      assert.equal(res.status, 415, type);
+      assert.equal(((await res.json()) as { code: string }).code, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+    const untyped = await postChat(Buffer.from('{"title":"sneaky"}'));
+    assert.equal(untyped.status, 415);
+    assert.equal(await chatCount(user.userId), 0);
+  });
+
+  it('accepts a JSON route without a body, and application/json with a charset', async () => {
+    const empty = await fetch(`${gateway.url}/api/v1/chats`, { method: 'POST', headers: user.bearer });
+    assert.equal(empty.status, 201);
+    const charset = await postChat('{"title":"ok"}', 'application/json; charset=utf-8');
+    assert.equal(charset.status, 201);
+  });
+
+  it('answers an unknown route with a JSON 404 NOT_FOUND', async () => {
+    for (const path of ['/api/v1/nope', '/api/v2/chats', '/nope']) {
+      const res = await fetch(`${gateway.url}${path}`, { headers: user.bearer });
+      assert.equal(res.status, 404);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.deepEqual(await res.json(), { error: 'No such route.', code: 'NOT_FOUND' });
+    }
+  });
+
+  it('answers a non-UUID id with 400 INVALID_REQUEST listing each problem', async () => {
+    const res = await fetch(`${gateway.url}/api/v1/chats/123`, {
+      method: 'PATCH',
+      headers: { ...user.bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: '' }),
+    });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as {
+      error: string;
+      code: string;
+      details: { path: string; message: string }[];
+    };
+    assert.equal(body.code, 'INVALID_REQUEST');
+    assert.deepEqual(
+      body.details.map((d) => d.path),
+      ['params.chatId', 'body.title'],
+    );
+    for (const d of body.details) assert.ok(d.message.length > 0);
+  });
+});
+
+describe('rate limits', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    const stack = await testStack();
+    gateway = await startGateway({
+      config: stack.config({ API_RATE_LIMIT_PER_MINUTE: '3', SEND_RATE_LIMIT_PER_MINUTE: '2' }),
+    });
+  });
+  after(() => gateway.close());
+
+  it('limits each API key to API_RATE_LIMIT_PER_MINUTE, with RateLimit headers on every answer', async () => {
+    const user = await createTestUser();
+    const other = await createTestUser();
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${gateway.url}/api/v1/chats`, { headers: user.bearer });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('ratelimit-limit'), '3');
+      assert.equal(res.headers.get('ratelimit-remaining'), String(2 - i));
+      const reset = Number(res.headers.get('ratelimit-reset'));
+      assert.ok(reset >= 1 && reset <= 60, `reset ${reset}`);
+    }
+    const limited = await fetch(`${gateway.url}/api/v1/chats`, { method: 'POST', headers: user.bearer });
+    assert.equal(limited.status, 429);
+    assert.equal(((await limited.json()) as { code: string }).code, 'RATE_LIMITED');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
+    assert.equal(limited.headers.get('ratelimit-remaining'), '0');
+    assert.equal(await chatCount(user.userId), 0);
+    // The count is per key: another key is unaffected.
+    assert.equal((await fetch(`${gateway.url}/api/v1/chats`, { headers: other.bearer })).status, 200);
+  });
+
+  it('holds the count in PostgreSQL, across gateway processes', async () => {
+    const stack = await testStack();
+    const twin = await startGateway({ config: stack.config({ API_RATE_LIMIT_PER_MINUTE: '3' }) });
+    try {
+      const user = await createTestUser();
+      assert.equal((await fetch(`${gateway.url}/api/v1/chats`, { headers: user.bearer })).status, 200);
+      assert.equal((await fetch(`${twin.url}/api/v1/chats`, { headers: user.bearer })).status, 200);
+      assert.equal((await fetch(`${gateway.url}/api/v1/chats`, { headers: user.bearer })).status, 200);
+      assert.equal((await fetch(`${twin.url}/api/v1/chats`, { headers: user.bearer })).status, 429);
+    } finally {
+      await twin.close();
+    }
+  });
+
+  it('does not count a request whose key is refused', async () => {
+    const user = await createTestUser();
+    for (let i = 0; i < 4; i++)
+      assert.equal(
+        (await fetch(`${gateway.url}/api/v1/chats`, { headers: { authorization: 'Bearer nope' } })).status,
+        401,
+      );
+    const res = await fetch(`${gateway.url}/api/v1/chats`, { headers: user.bearer });
+    assert.equal(res.headers.get('ratelimit-remaining'), '2');
+  });
+
+  it('sendRateLimit limits sends per key to SEND_RATE_LIMIT_PER_MINUTE', async () => {
+    // A bare app with the guard and the limiter, as the lead will mount it on the send route.
+    const app = express();
+    app.use(pinoHttp({ logger: gateway.deps.logger }));
+    app.post('/send', apiKeyGuard(gateway.deps), sendRateLimit(gateway.deps), (_req, res) => {
+      res.status(202).json({ ok: true });
+    });
+    app.use(errorHandler);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const user = await createTestUser();
+      const send = () => fetch(`http://127.0.0.1:${port}/send`, { method: 'POST', headers: user.bearer });
+      const first = await send();
+      assert.equal(first.status, 202);
+      assert.equal(first.headers.get('ratelimit-limit'), '2');
+      assert.equal(first.headers.get('ratelimit-remaining'), '1');
+      assert.equal((await send()).status, 202);
+      const limited = await send();
+      assert.equal(limited.status, 429);
+      assert.equal(((await limited.json()) as { code: string }).code, 'RATE_LIMITED');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

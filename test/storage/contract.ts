@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { publicBaseUrl, type Config } from '../../core/config/config';
+import { createStorage } from '../../core/storage';
+import { ObjectNotFoundError } from '../../core/storage/keys';
+import type { ObjectStorage } from '../../core/storage/storage';
+import { startGateway, type TestGateway } from '../support/gateway';
+import { testStack } from '../support/stack';
+
+export interface StorageUnderTest {
+  /** Config overrides selecting and configuring the driver. */
+  env: Record<string, string>;
+  teardown?: () => Promise<void>;
+}
+
+/** The same URL path and query, sent to the test gateway (its port is chosen after the config). */
+function viaGateway(gateway: TestGateway, url: string): string {
+  const u = new URL(url);
+  return `${gateway.url}${u.pathname}${u.search}`;
+}
+
+/** One behaviour for every driver: each driver's test file runs this against a real backend. */
+export function storageContract(driver: 'local' | 's3', setup: () => Promise<StorageUnderTest>): void {
+  describe(`object storage contract (${driver})`, () => {
+    let under: StorageUnderTest;
+    let config: Config;
+    let storage: ObjectStorage;
+    let gateway: TestGateway;
+
+    before(async () => {
+      under = await setup();
+      config = (await testStack()).config(under.env);
+      storage = createStorage(config);
+      gateway = await startGateway({ config });
+    });
+    after(async () => {
+      await gateway?.close();
+      await under?.teardown?.();
+    });
+
+    const newKey = () => `test/${randomUUID()}/a b+ü.png`;
+
+    it('is the configured driver', () => {
+      assert.equal(storage.driver, driver);
+    });
+
+    it('round-trips bytes and content type, and delete removes the object', async () => {
+      const key = newKey();
+      const bytes = Buffer.from('\u0089PNG fake but binary \u0000\u00ff', 'latin1');
+      assert.deepEqual(await storage.put(key, bytes, { contentType: 'image/png' }), { size: bytes.length });
+      const got = await storage.get(key);
+      assert.equal(got.contentType, 'image/png');
+      assert.equal(got.size, bytes.length);
+      assert.deepEqual(await buffer(got.body), bytes);
+      await storage.delete(key);
+      await assert.rejects(storage.get(key), ObjectNotFoundError);
+      await storage.delete(key); // deleting twice is fine
+    });
+
+    it('stores a stream of unknown and of known length', async () => {
+      const chunks = Array.from({ length: 64 }, (_, i) => Buffer.alloc(16 * 1024, i));
+      const whole = Buffer.concat(chunks);
+      for (const size of [undefined, whole.length]) {
+        const key = newKey();
+        const put = await storage.put(key, Readable.from(chunks), { contentType: 'video/mp4', size });
+        assert.equal(put.size, whole.length);
+        const got = await storage.get(key);
+        assert.equal(got.contentType, 'video/mp4');
+        assert.deepEqual(await buffer(got.body), whole);
+        await storage.delete(key);
+      }
+    });
+
+    it('answers a missing object with ObjectNotFoundError', async () => {
+      await assert.rejects(storage.get(newKey()), ObjectNotFoundError);
+    });
+
+    it('refuses keys that could escape or alias', async () => {
+      for (const key of [
+        '../x',
+        'a/../../x',
+        '/etc/passwd',
+        'a//b',
+        './a',
+        'a/.',
+        '',
+        'a\\..\\b',
+        'a\u0000b',
+      ]) {
+        await assert.rejects(
+          storage.put(key, Buffer.from('x'), { contentType: 'image/png' }),
+          /invalid storage key/,
+        );
+        await assert.rejects(storage.get(key), /invalid storage key/);
+        assert.throws(() => storage.url(key), /invalid storage key/);
+      }
+    });
+
+    it('serves url() through the gateway, and refuses a missing or tampered signature with 404', async () => {
+      const key = newKey();
+      const bytes = Buffer.from('GIF89a and some bytes');
+      await storage.put(key, bytes, { contentType: 'image/gif' });
+      const url = storage.url(key);
+      assert.ok(url.startsWith(`${publicBaseUrl(config)}/files/`), url);
+      const sig = new URL(url).searchParams.get('sig') ?? '';
+      assert.match(sig, /^[0-9a-f]{64}$/);
+
+      const res = await fetch(viaGateway(gateway, url));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'image/gif');
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.match(res.headers.get('cache-control') ?? '', /immutable/);
+      assert.match(res.headers.get('content-disposition') ?? '', /^inline/);
+      assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes);
+
+      const unsigned = new URL(viaGateway(gateway, url));
+      unsigned.search = '';
+      const tampered = new URL(viaGateway(gateway, url));
+      tampered.searchParams.set('sig', `${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`);
+      const otherKey = new URL(viaGateway(gateway, storage.url(newKey())));
+      otherKey.searchParams.set('sig', sig);
+      for (const bad of [unsigned, tampered, otherKey]) {
+        const r = await fetch(bad);
+        assert.equal(r.status, 404, bad.toString());
+        assert.deepEqual(await r.json(), { error: 'No such file.', code: 'NOT_FOUND' });
+      }
+
+      // A valid signature for an object that is gone answers exactly the same.
+      await storage.delete(key);
+      const gone = await fetch(viaGateway(gateway, url));
+      assert.equal(gone.status, 404);
+      assert.deepEqual(await gone.json(), { error: 'No such file.', code: 'NOT_FOUND' });
+    });
+  });
+}

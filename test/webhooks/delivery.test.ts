@@ -1,0 +1,316 @@
+import assert from 'node:assert/strict';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createWebhooksActivities, type WebhooksActivities } from '../../activities/webhooks';
+import type { Config } from '../../core/config/config';
+import type { AgentEventData } from '../../core/schemas/events';
+import { createTestUser, type TestUser } from '../support/auth';
+import { startGateway, type TestGateway } from '../support/gateway';
+import {
+  receiverCertificate,
+  startHttpsReceiver,
+  type HttpsReceiver,
+  type ReceivedRequest,
+} from '../support/https-receiver';
+import { testStack } from '../support/stack';
+import { startWorker, type TestWorker } from '../support/worker';
+
+/**
+ * The receiver's side of the contract, written from the spec alone (not from core/webhooks):
+ * HMAC-SHA256 over `<timestamp>.<raw body>`, hex after `sha256=`, compared in constant time.
+ */
+function verifySignature(secret: string, request: ReceivedRequest): boolean {
+  const timestamp = request.headers['x-svc-timestamp'];
+  const signature = request.headers['x-svc-signature'];
+  if (typeof timestamp !== 'string' || typeof signature !== 'string' || !signature.startsWith('sha256='))
+    return false;
+  const expected = createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), request.rawBody]))
+    .digest();
+  const given = Buffer.from(signature.slice('sha256='.length), 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+interface DeliveryState {
+  id: string;
+  status: string;
+  series: number;
+  attempts: {
+    series: number;
+    attempt: number;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  }[];
+}
+
+describe('webhook delivery', function () {
+  this.timeout(90_000);
+
+  let config: Config;
+  let worker: TestWorker;
+  let gateway: TestGateway;
+  let emitter: WebhooksActivities;
+  const receivers: HttpsReceiver[] = [];
+
+  before(async () => {
+    const stack = await testStack();
+    const { caFile } = await receiverCertificate();
+    // A task queue of its own: no other test file's worker, built with other deps, takes these tasks.
+    config = stack.config({
+      OUTBOUND_CA_FILE: caFile,
+      TEMPORAL_TASK_QUEUE: `webhooks-${randomBytes(4).toString('hex')}`,
+    });
+    worker = await startWorker({ config });
+    gateway = await startGateway({ config });
+    emitter = createWebhooksActivities(worker.deps);
+  });
+  after(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await gateway?.close();
+    await worker?.stop();
+  });
+
+  async function receiver(...args: Parameters<typeof startHttpsReceiver>): Promise<HttpsReceiver> {
+    const r = await startHttpsReceiver(...args);
+    receivers.push(r);
+    return r;
+  }
+
+  async function createEndpoint(user: TestUser, url: string, events: string[] = ['agent.completed']) {
+    const res = await fetch(`${gateway.url}/api/webhook-endpoints`, {
+      method: 'POST',
+      headers: { cookie: user.cookie, origin: gateway.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, events }),
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    return (await res.json()) as { id: string; secret: string };
+  }
+
+  function agentCompleted(user: TestUser, runId = randomUUID()) {
+    const data: AgentEventData = {
+      chatId: randomUUID(),
+      runId,
+      messageId: randomUUID(),
+      traceId: randomBytes(16).toString('hex'),
+      processId: randomUUID(),
+      status: 'COMPLETE',
+      assistantMessageId: randomUUID(),
+    };
+    return { userId: user.userId, event: 'agent.completed' as const, idempotencyKey: runId, data };
+  }
+
+  async function deliveryState(deliveryId: string): Promise<DeliveryState> {
+    const { db } = await testStack();
+    const { rows } = await db.pool.query<Omit<DeliveryState, 'attempts'>>(
+      'SELECT id, status::text AS status, series FROM "WebhookDelivery" WHERE id = $1',
+      [deliveryId],
+    );
+    const { rows: attempts } = await db.pool.query<DeliveryState['attempts'][number]>(
+      `SELECT series, attempt, "statusCode", error, "durationMs" FROM "WebhookAttempt"
+        WHERE "deliveryId" = $1 ORDER BY series, attempt`,
+      [deliveryId],
+    );
+    assert.ok(rows[0], 'delivery row exists');
+    return { ...rows[0], attempts };
+  }
+
+  async function waitForStatus(
+    deliveryId: string,
+    status: string,
+    timeoutMs = 40_000,
+  ): Promise<DeliveryState> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const state = await deliveryState(deliveryId);
+      if (state.status === status) return state;
+      if (Date.now() > deadline) throw new Error(`delivery still ${state.status}, expected ${status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The slow scenarios run side by side, each with its own user, endpoint and receiver. */
+  interface Scenario {
+    user: TestUser;
+    endpoint: { id: string; secret: string };
+    receiver: HttpsReceiver;
+    deliveryId: string;
+  }
+  async function scenario(answers: Parameters<typeof startHttpsReceiver>): Promise<Scenario> {
+    const user = await createTestUser();
+    const r = await receiver(...answers);
+    const endpoint = await createEndpoint(user, r.url);
+    const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user));
+    assert.equal(deliveryIds.length, 1);
+    return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]! };
+  }
+
+  let failing: Promise<Scenario>;
+  let hanging: Promise<Scenario>;
+  let deleted: Promise<Scenario>;
+  before(() => {
+    failing = scenario([[], { status: 500, body: 'nope' }]);
+    hanging = scenario([['hang'], { status: 204 }]);
+    // The endpoint is deleted as soon as the first attempt lands, inside the 1 s before the second.
+    deleted = scenario([[], { status: 503 }]).then(async (s) => {
+      await s.receiver.waitForRequests(1, 20_000);
+      const res = await fetch(`${gateway.url}/api/webhook-endpoints/${s.endpoint.id}`, {
+        method: 'DELETE',
+        headers: { cookie: s.user.cookie, origin: gateway.url },
+      });
+      assert.equal(res.status, 204);
+      return s;
+    });
+    // Keep an early rejection from surfacing as unhandled before its test awaits it.
+    for (const s of [failing, hanging, deleted]) s.catch(() => undefined);
+  });
+
+  it('posts a signed envelope that an independent verifier accepts, once however often it is emitted', async () => {
+    const user = await createTestUser();
+    const r = await receiver();
+    const endpoint = await createEndpoint(user, r.url, ['agent.completed', 'agent.failed']);
+    const input = agentCompleted(user);
+
+    // Two emits racing each other, as a retried activity and its first try could.
+    const [first, second] = await Promise.all([
+      emitter.emitWebhookEvent(input),
+      emitter.emitWebhookEvent(input),
+    ]);
+    assert.deepEqual(second.deliveryIds, first.deliveryIds);
+    const deliveryId = first.deliveryIds[0]!;
+    await waitForStatus(deliveryId, 'DELIVERED');
+    // Emitting again after delivery posts nothing either.
+    await emitter.emitWebhookEvent(input);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(r.requests.length, 1);
+
+    const [request] = r.requests;
+    assert.ok(request);
+    assert.equal(request.method, 'POST');
+    assert.ok(verifySignature(endpoint.secret, request), 'signature verifies over the raw bytes');
+    assert.equal(verifySignature(`${endpoint.secret}x`, request), false);
+    assert.equal(request.headers['content-type'], 'application/json');
+    assert.equal(request.headers['x-svc-event'], 'agent.completed');
+    assert.equal(request.headers['x-svc-delivery-id'], deliveryId);
+    assert.match(String(request.headers['user-agent']), /\S/);
+    const age = Date.now() / 1000 - Number(request.headers['x-svc-timestamp']);
+    assert.ok(age >= 0 && age < 30, `timestamp is current (age ${age}s)`);
+
+    const envelope = JSON.parse(request.rawBody.toString('utf8')) as Record<string, unknown>;
+    assert.equal(envelope.id, `wh:${endpoint.id}:agent.completed:${input.idempotencyKey}`);
+    assert.equal(envelope.event, 'agent.completed');
+    assert.ok(!Number.isNaN(Date.parse(String(envelope.createdAt))));
+    assert.deepEqual(envelope.data, input.data);
+
+    const state = await deliveryState(deliveryId);
+    assert.equal(state.attempts.length, 1);
+    assert.equal(state.attempts[0]?.statusCode, 200);
+  });
+
+  it('does not deliver to an endpoint that does not subscribe to the event', async () => {
+    const user = await createTestUser();
+    const r = await receiver();
+    await createEndpoint(user, r.url, ['tool.completed']);
+    const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user));
+    assert.deepEqual(deliveryIds, []);
+  });
+
+  it('retries a failing endpoint 4 times, waiting about 1, 5 and 15 s, each freshly signed, then FAILED', async () => {
+    const s = await failing;
+    const [first] = await s.receiver.waitForRequests(1, 20_000);
+    assert.ok(first);
+
+    // While the series is still retrying, a redelivery is refused.
+    const early = await fetch(`${gateway.url}/api/webhook-deliveries/${s.deliveryId}/redeliver`, {
+      method: 'POST',
+      headers: { cookie: s.user.cookie, origin: gateway.url },
+    });
+    assert.equal(early.status, 409);
+    assert.equal(((await early.json()) as { code: string }).code, 'DELIVERY_IN_PROGRESS');
+
+    const requests = await s.receiver.waitForRequests(4, 40_000);
+    const state = await waitForStatus(s.deliveryId, 'FAILED', 10_000);
+    const gaps = requests.slice(1).map((r, i) => (r.arrivedAt - requests[i]!.arrivedAt) / 1000);
+    console.log(`      measured retry gaps: ${gaps.map((g) => g.toFixed(2)).join(' s, ')} s`);
+    for (const [i, expected] of [1, 5, 15].entries()) {
+      const gap = gaps[i]!;
+      assert.ok(
+        gap >= expected - 0.1 && gap <= expected + 2,
+        `gap ${i + 1} is ${gap}s, expected about ${expected}s`,
+      );
+    }
+    const timestamps = requests.map((r) => Number(r.headers['x-svc-timestamp']));
+    for (let i = 1; i < timestamps.length; i++)
+      assert.ok(timestamps[i]! > timestamps[i - 1]!, 'fresh timestamp');
+    assert.equal(new Set(requests.map((r) => r.headers['x-svc-signature'])).size, 4);
+    for (const r of requests) assert.ok(verifySignature(s.endpoint.secret, r));
+    assert.deepEqual(
+      state.attempts.map((a) => [a.series, a.attempt, a.statusCode]),
+      [1, 2, 3, 4].map((n) => [1, n, 500]),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(s.receiver.requests.length, 4, 'nothing after the last attempt');
+  });
+
+  it('redelivers a FAILED delivery as a new series once the receiver recovers', async () => {
+    const s = await failing;
+    await waitForStatus(s.deliveryId, 'FAILED', 40_000);
+    s.receiver.program([], { status: 200, body: 'ok' });
+    const res = await fetch(`${gateway.url}/api/webhook-deliveries/${s.deliveryId}/redeliver`, {
+      method: 'POST',
+      headers: { cookie: s.user.cookie, origin: gateway.url },
+    });
+    assert.equal(res.status, 202);
+    const { delivery } = (await res.json()) as { delivery: { id: string; status: string } };
+    assert.equal(delivery.id, s.deliveryId);
+    assert.equal(delivery.status, 'PENDING');
+
+    const state = await waitForStatus(s.deliveryId, 'DELIVERED');
+    assert.equal(state.series, 2);
+    assert.deepEqual(
+      state.attempts.at(-1) && [state.attempts.at(-1)!.series, state.attempts.at(-1)!.attempt],
+      [2, 1],
+    );
+    const last = s.receiver.requests.at(-1)!;
+    assert.ok(verifySignature(s.endpoint.secret, last));
+    assert.equal(last.headers['x-svc-delivery-id'], s.deliveryId);
+
+    const list = await fetch(`${gateway.url}/api/webhook-endpoints/${s.endpoint.id}/deliveries`, {
+      headers: { cookie: s.user.cookie },
+    });
+    assert.equal(list.status, 200);
+    const page = (await list.json()) as {
+      data: {
+        id: string;
+        status: string;
+        deliveredAt: string | null;
+        attempts: { series: number; responseBody: string }[];
+      }[];
+    };
+    assert.equal(page.data[0]?.id, s.deliveryId);
+    assert.equal(page.data[0]?.status, 'DELIVERED');
+    assert.ok(page.data[0]?.deliveredAt);
+    assert.equal(page.data[0]?.attempts.length, 5);
+    assert.equal(page.data[0]?.attempts[0]?.responseBody, 'nope');
+  });
+
+  it('records a timed-out attempt after about 10 s, then delivers on the retry', async () => {
+    const s = await hanging;
+    const state = await waitForStatus(s.deliveryId, 'DELIVERED', 40_000);
+    assert.equal(state.attempts.length, 2);
+    const [timedOut, ok] = state.attempts;
+    assert.equal(timedOut?.statusCode, null);
+    assert.match(timedOut?.error ?? '', /TIMEOUT/);
+    assert.ok(
+      timedOut!.durationMs >= 9_900 && timedOut!.durationMs < 12_000,
+      `took ${timedOut!.durationMs} ms`,
+    );
+    assert.equal(ok?.statusCode, 204);
+  });
+
+  it('sends nothing more to an endpoint deleted between attempts', async () => {
+    const s = await deleted;
+    const state = await waitForStatus(s.deliveryId, 'FAILED', 20_000);
+    assert.equal(state.attempts.length, 1);
+    assert.equal(s.receiver.requests.length, 1);
+  });
+});
