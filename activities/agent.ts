@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { WorkerDeps } from '../apps/worker/deps';
 import { permanentFailure } from '../core/errors/failures';
@@ -18,6 +19,34 @@ export type MarkRunStartedResult = 'STARTED' | 'CANCEL_REQUESTED' | 'NOT_QUEUED'
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const { pool } = deps.db;
+
+  /**
+   * Images the run's tools made become attachments of the assistant message. Tools store their
+   * output under `tools/<userId>/<toolCallId>/<filename>`, so the key is known without a lookup.
+   */
+  async function generatedImages(run: { userId: string }, blocks: ContentBlock[]) {
+    const found = blocks.flatMap((b) =>
+      b.type === 'tool_result' && b.result
+        ? b.result.assets
+            .filter((a) => a.mimeType.startsWith('image/') && a.filename)
+            .map((a) => ({ toolCallId: b.toolCallId, filename: a.filename ?? '', mimeType: a.mimeType }))
+        : [],
+    );
+    return Promise.all(
+      found.map(async (a) => {
+        const storageKey = `tools/${run.userId}/${a.toolCallId}/${a.filename}`;
+        const object = await deps.storage.get(storageKey);
+        object.body.destroy();
+        return {
+          id: uuidFromKey(storageKey),
+          storageKey,
+          filename: a.filename,
+          mimeType: a.mimeType,
+          size: object.size,
+        };
+      }),
+    );
+  }
 
   return {
     /** QUEUED → RUNNING, once; records this execution as the run's triggerRunId. */
@@ -182,10 +211,10 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const { rows } = await client.query<{ chatId: string; assistantMessageId: string }>(
+        const { rows } = await client.query<{ chatId: string; userId: string; assistantMessageId: string }>(
           `UPDATE "Run" SET status = $2, text = $3, error = $4, "finishedAt" = now(), "updatedAt" = now()
             WHERE id = $1 AND status IN ('QUEUED', 'RUNNING', 'WAITING')
-            RETURNING "chatId", "assistantMessageId"`,
+            RETURNING "chatId", "userId", "assistantMessageId"`,
           [input.runId, input.status, input.text, input.error],
         );
         const run = rows[0];
@@ -204,6 +233,31 @@ export function createAgentActivities(deps: AgentActivityDeps) {
             ],
           );
           if (input.status === 'COMPLETE') {
+            const images = await generatedImages(run, input.contentBlocks);
+            for (const image of images) {
+              await client.query(
+                `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 ON CONFLICT ("storageKey") DO NOTHING`,
+                [
+                  image.id,
+                  run.userId,
+                  run.chatId,
+                  run.assistantMessageId,
+                  image.storageKey,
+                  image.filename,
+                  image.mimeType,
+                  image.size,
+                ],
+              );
+            }
+            input.contentBlocks.push(
+              ...images.map((i) => ({
+                type: 'image' as const,
+                attachmentId: i.id,
+                url: deps.storage.url(i.storageKey),
+              })),
+            );
             await client.query(
               `WITH msg AS (
                  INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
@@ -250,4 +304,10 @@ function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): Mod
     return [];
   });
   return { role: 'assistant', text: parts.join('\n'), toolCalls: [] };
+}
+
+/** A stable id per stored object, so a retried finishRun names the same attachment. */
+function uuidFromKey(key: string): string {
+  const h = createHash('sha256').update(key).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

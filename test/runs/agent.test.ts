@@ -148,6 +148,30 @@ describe('agent runs', function () {
     assert.equal(((await again.json()) as { code: string }).code, 'RUN_NOT_ACTIVE');
   });
 
+  it('cancels the active run when its chat is deleted', async () => {
+    const scripted = new ScriptedModel([{ text: 'Working on it for a long while', toolCalls: [] }]);
+    scripted.holdAfterFirstHalf();
+    await serve(scripted);
+    const turn = await send({ text: 'long job' });
+    await until(turn, (s) => s.status === 'RUNNING' && s.text.length > 0, 'the model to start');
+    const res = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}`, {
+      method: 'DELETE',
+      headers: user.bearer,
+    });
+    assert.equal(res.status, 204);
+    const { db } = await testStack();
+    const status = await waitFor(
+      async () => {
+        const { rows } = await db.pool.query<{ status: string }>(`SELECT status FROM "Run" WHERE id = $1`, [
+          turn.runId,
+        ]);
+        return rows[0]?.status === 'CANCELLED' ? rows[0].status : undefined;
+      },
+      { what: 'the run to be cancelled', timeoutMs: 30_000 },
+    );
+    assert.equal(status, 'CANCELLED');
+  });
+
   describe('plan mode', () => {
     const planReply: ModelReply = {
       text: 'I will generate a cat.',

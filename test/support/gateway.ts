@@ -17,7 +17,7 @@ export interface TestGateway extends GatewayApp {
 
 /** The real gateway app on an ephemeral port, over the shared test stack. */
 export async function startGateway(
-  options: { config?: Config; temporalAddress?: string; deps?: Partial<GatewayDeps> } = {},
+  options: { config?: Config; temporalAddress?: string; deps?: Partial<GatewayDeps>; port?: number } = {},
 ): Promise<TestGateway> {
   const stack = await testStack();
   const config = options.config ?? stack.config();
@@ -36,7 +36,7 @@ export async function startGateway(
   };
   const gateway = createApp(deps);
   const server: Server = await new Promise((resolve) => {
-    const s = gateway.app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = gateway.app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {

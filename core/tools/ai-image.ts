@@ -1,0 +1,278 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI, { toFile } from 'openai';
+import sharp from 'sharp';
+import { permanentFailure } from '../errors/failures';
+import { fetchMedia } from '../net/fetch-media';
+import { mediaFetchFailure, providerHttpFailure } from './failures';
+import type { AiImageInput } from './schemas';
+import { storeOutput } from './store';
+import type { ProviderOutcome, ToolContext } from './types';
+
+const MAX_PROVIDER_RESPONSE_BYTES = 1024 * 1024;
+/** The OpenAI Images API's sizes nearest each aspect ratio. */
+const OPENAI_SIZES = {
+  '1:1': '1024x1024',
+  '16:9': '1536x1024',
+  '4:3': '1536x1024',
+  '9:16': '1024x1536',
+  '3:4': '1024x1536',
+} as const;
+const PREVIEW_SIZES = {
+  '1:1': [512, 512],
+  '16:9': [768, 432],
+  '9:16': [432, 768],
+  '4:3': [640, 480],
+  '3:4': [480, 640],
+} as const;
+
+/** ai_image_2 on the configured image provider. */
+export async function runAiImage(input: AiImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
+  switch (ctx.config.IMAGE_PROVIDER) {
+    case 'prediction':
+      return runPrediction(input, ctx);
+    case 'openai':
+      return runOpenAi(input, ctx);
+    case 'local-preview':
+      return runLocalPreview(input, ctx);
+    case 'none':
+      throw permanentFailure('PROVIDER_NOT_CONFIGURED', 'No image provider is configured.');
+  }
+}
+
+interface Prediction {
+  id: string;
+  status: 'starting' | 'processing' | 'succeeded' | 'failed' | 'canceled';
+  output?: unknown;
+  error?: unknown;
+  urls?: { get?: string; cancel?: string };
+}
+
+/**
+ * A Replicate-style prediction API: create the prediction, then poll its `urls.get` until it
+ * settles. The prediction's id and poll URL go into every heartbeat, so a retried attempt polls
+ * the job already paid for instead of starting another.
+ */
+async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
+  const base = (ctx.config.PREDICTION_API_URL ?? '').replace(/\/$/, '');
+  const headers = {
+    'content-type': 'application/json',
+    ...(ctx.config.PREDICTION_API_TOKEN
+      ? { authorization: `Bearer ${ctx.config.PREDICTION_API_TOKEN}` }
+      : {}),
+  };
+  const call = async (url: string, init: RequestInit): Promise<Prediction> => {
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init, headers, signal: ctx.signal });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      throw new Error(`The prediction provider could not be reached: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw providerHttpFailure('prediction', res.status, text);
+    if (text.length > MAX_PROVIDER_RESPONSE_BYTES)
+      throw permanentFailure('PROVIDER_ERROR', 'The provider answer is too large.');
+    return JSON.parse(text) as Prediction;
+  };
+
+  let prediction: Prediction;
+  if (ctx.previous?.pollUrl) {
+    prediction = await call(ctx.previous.pollUrl, { method: 'GET' });
+  } else {
+    // Edit mode: the image goes in as `image_input`, the list Replicate's image-edit models take.
+    const imageInput = input.image_url ? { image_input: [input.image_url] } : {};
+    prediction = await call(`${base}/predictions`, {
+      method: 'POST',
+      body: JSON.stringify({
+        version: ctx.config.PREDICTION_MODEL,
+        input: {
+          prompt: input.prompt,
+          aspect_ratio: input.aspect_ratio,
+          ...(input.seed === undefined ? {} : { seed: input.seed }),
+          ...imageInput,
+        },
+      }),
+    });
+  }
+  const pollUrl = prediction.urls?.get ?? `${base}/predictions/${encodeURIComponent(prediction.id)}`;
+  ctx.heartbeat({ providerRunId: prediction.id, pollUrl });
+
+  // Later polls may omit the cancel URL: keep the first one seen.
+  const cancelUrl = prediction.urls?.cancel;
+  const cancel = () => {
+    if (cancelUrl) fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);
+  };
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    while (prediction.status === 'starting' || prediction.status === 'processing') {
+      await sleep(ctx.config.PROVIDER_POLL_INTERVAL, undefined, { signal: ctx.signal });
+      prediction = await call(pollUrl, { method: 'GET' });
+      ctx.heartbeat({ providerRunId: prediction.id, pollUrl });
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', cancel);
+  }
+  if (prediction.status !== 'succeeded') {
+    const why = typeof prediction.error === 'string' ? `: ${prediction.error.slice(0, 300)}` : '.';
+    throw permanentFailure('PROVIDER_ERROR', `The image provider's job ${prediction.status}${why}`);
+  }
+  const outputs = (Array.isArray(prediction.output) ? prediction.output : [prediction.output]).filter(
+    (o): o is string => typeof o === 'string',
+  );
+  if (outputs.length === 0) throw permanentFailure('PROVIDER_ERROR', 'The image provider returned no image.');
+
+  const assets = [];
+  for (const [i, url] of outputs.entries()) {
+    let media;
+    try {
+      media = await fetchMedia(ctx.http, url, {
+        accept: 'image',
+        maxBytes: ctx.config.FETCH_MAX_BYTES,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      throw mediaFetchFailure(err, 'The generated image');
+    }
+    assets.push(await storeOutput(ctx, `image-${i + 1}.${media.ext}`, media.body, media.mimeType));
+  }
+  const first = assets[0] as (typeof assets)[number];
+  return {
+    providerRunId: prediction.id,
+    output: {
+      url: first.url,
+      provider: 'prediction',
+      model: ctx.config.PREDICTION_MODEL,
+      providerOutput: outputs,
+    },
+    assets,
+  };
+}
+
+/** The OpenAI Images API: generations, or edits when an image is given. */
+async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
+  // Temporal retries the activity; the client's own retries would only hide the failures.
+  const client = new OpenAI({
+    apiKey: ctx.config.OPENAI_API_KEY,
+    baseURL: ctx.config.OPENAI_BASE_URL,
+    maxRetries: 0,
+  });
+  const size = OPENAI_SIZES[input.aspect_ratio];
+  const model = ctx.config.OPENAI_IMAGE_MODEL;
+  let response: OpenAI.ImagesResponse;
+  try {
+    if (input.image_url) {
+      let media;
+      try {
+        media = await fetchMedia(ctx.http, input.image_url, {
+          accept: 'image',
+          maxBytes: ctx.config.FETCH_MAX_BYTES,
+          signal: ctx.signal,
+        });
+      } catch (err) {
+        throw mediaFetchFailure(err, 'The image');
+      }
+      const image = await toFile(media.body, `input.${media.ext}`, { type: media.mimeType });
+      response = await client.images.edit(
+        { model, image, prompt: input.prompt, size, n: 1 },
+        { signal: ctx.signal },
+      );
+    } else {
+      response = await client.images.generate(
+        { model, prompt: input.prompt, size, n: 1 },
+        { signal: ctx.signal },
+      );
+    }
+  } catch (err) {
+    if (err instanceof OpenAI.APIError && err.status !== undefined) {
+      throw providerHttpFailure('OpenAI', err.status, err.message);
+    }
+    throw err;
+  }
+  const image = response.data?.[0];
+  let body: Buffer;
+  if (image?.b64_json) body = Buffer.from(image.b64_json, 'base64');
+  else if (image?.url) {
+    try {
+      body = (
+        await fetchMedia(ctx.http, image.url, {
+          accept: 'image',
+          maxBytes: ctx.config.FETCH_MAX_BYTES,
+          signal: ctx.signal,
+        })
+      ).body;
+    } catch (err) {
+      throw mediaFetchFailure(err, 'The generated image');
+    }
+  } else throw permanentFailure('PROVIDER_ERROR', 'OpenAI returned no image.');
+  const asset = await storeOutput(ctx, 'image-1.png', await sharp(body).png().toBuffer(), 'image/png');
+  return {
+    providerRunId: `openai:${response.created}:${ctx.toolCallId}`,
+    output: {
+      url: asset.url,
+      provider: 'openai',
+      model,
+      size,
+      ...(image.revised_prompt ? { revisedPrompt: image.revised_prompt } : {}),
+    },
+    assets: [asset],
+  };
+}
+
+/**
+ * A real PNG, without any remote service: a colour field derived from prompt and seed, so the same
+ * input always yields the same picture. In edit mode the given image is tinted the same way.
+ */
+async function runLocalPreview(input: AiImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
+  const digest = createHash('sha256')
+    .update(`${input.seed ?? 0}\n${input.prompt}`)
+    .digest();
+  const [width, height] = PREVIEW_SIZES[input.aspect_ratio];
+  const [r1, g1, b1, r2, g2, b2] = digest;
+  let png: Buffer;
+  if (input.image_url) {
+    let media;
+    try {
+      media = await fetchMedia(ctx.http, input.image_url, {
+        accept: 'image',
+        maxBytes: ctx.config.FETCH_MAX_BYTES,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      throw mediaFetchFailure(err, 'The image');
+    }
+    png = await sharp(media.body, { limitInputPixels: 100_000_000 })
+      .rotate()
+      .resize(width, height, { fit: 'cover' })
+      .tint({ r: r1 ?? 0, g: g1 ?? 0, b: b1 ?? 0 })
+      .png()
+      .toBuffer();
+  } else {
+    // A diagonal gradient between two digest colours.
+    const pixels = Buffer.alloc(width * height * 3);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const t = (x / width + y / height) / 2;
+        const i = (y * width + x) * 3;
+        pixels[i] = Math.round((r1 ?? 0) * (1 - t) + (r2 ?? 0) * t);
+        pixels[i + 1] = Math.round((g1 ?? 0) * (1 - t) + (g2 ?? 0) * t);
+        pixels[i + 2] = Math.round((b1 ?? 0) * (1 - t) + (b2 ?? 0) * t);
+      }
+    }
+    png = await sharp(pixels, { raw: { width, height, channels: 3 } })
+      .png()
+      .toBuffer();
+  }
+  const asset = await storeOutput(ctx, 'image-1.png', png, 'image/png');
+  return {
+    providerRunId: `local-preview:${digest.toString('hex', 0, 12)}`,
+    output: {
+      url: asset.url,
+      provider: 'local-preview',
+      width,
+      height,
+      mode: input.image_url ? 'edit' : 'generate',
+    },
+    assets: [asset],
+  };
+}

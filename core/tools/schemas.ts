@@ -1,0 +1,127 @@
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+extendZodWithOpenApi(z);
+
+/** A remote input: http(s) only; the SSRF guard decides the rest when it is fetched. */
+const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' });
+
+/** Marks an issue as a rectangle problem: answered 400 INVALID_RECTANGLE, not INVALID_REQUEST. */
+export const RECTANGLE_ISSUE = { rectangle: true } as const;
+
+const pixel = z.number().int().min(0);
+const pixelSize = z.number().int().min(1);
+const percent = z.number().min(0).max(100);
+
+export const cropImageInputSchema = z
+  .object({
+    image_url: httpUrl.optional().describe('The image to crop (http or https). Give this or attachmentId.'),
+    attachmentId: z.uuid().optional().describe('An uploaded image of yours. Give this or image_url.'),
+    x: pixel.optional().describe('Pixel form: left edge.'),
+    y: pixel.optional().describe('Pixel form: top edge.'),
+    width: pixelSize.optional().describe('Pixel form: width.'),
+    height: pixelSize.optional().describe('Pixel form: height.'),
+    x_percent: percent.optional().describe('Percent form: left edge, 0–100 of the image width.'),
+    y_percent: percent.optional().describe('Percent form: top edge, 0–100 of the image height.'),
+    width_percent: percent.optional().describe('Percent form: width, 0–100 of the image width.'),
+    height_percent: percent.optional().describe('Percent form: height, 0–100 of the image height.'),
+    crop: z
+      .object({ x: pixel, y: pixel, width: pixelSize, height: pixelSize })
+      .optional()
+      .describe('Object form: the rectangle in pixels.'),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.image_url === undefined) === (v.attachmentId === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image_url'],
+        message: 'give exactly one of image_url and attachmentId',
+      });
+    }
+    const pixelFields = [v.x, v.y, v.width, v.height];
+    const percentFields = [v.x_percent, v.y_percent, v.width_percent, v.height_percent];
+    const forms = [
+      pixelFields.some((f) => f !== undefined),
+      percentFields.some((f) => f !== undefined),
+      !!v.crop,
+    ];
+    const given = forms.filter(Boolean).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        params: RECTANGLE_ISSUE,
+        message:
+          given === 0
+            ? 'give the rectangle as x, y, width, height; as x_percent, y_percent, width_percent, height_percent; or as crop'
+            : 'give the rectangle in exactly one form',
+      });
+    } else if (
+      (forms[0] && pixelFields.some((f) => f === undefined)) ||
+      (forms[1] && percentFields.some((f) => f === undefined))
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        params: RECTANGLE_ISSUE,
+        message: 'the rectangle is incomplete',
+      });
+    }
+  })
+  .openapi('CropImageInput');
+
+export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
+
+export const aiImageInputSchema = z
+  .object({
+    prompt: z.string().min(1).max(4000).describe('What to draw, or how to change the image.'),
+    image_url: httpUrl
+      .optional()
+      .describe('An image to edit (http or https); without it a new image is made.'),
+    aspect_ratio: z.enum(ASPECT_RATIOS).default('1:1').describe('The output shape.'),
+    seed: z.number().int().optional().describe('Makes the result repeatable where the provider supports it.'),
+  })
+  .openapi('AiImage2Input');
+
+export const MERGE_TRANSITIONS = ['none', 'fade', 'dissolve'] as const;
+
+export const mergeVideosInputSchema = z
+  .object({
+    video_urls: z
+      .array(httpUrl)
+      .min(2)
+      .max(10)
+      .describe('The videos to join, in order (http or https), 2–10.'),
+    transition: z.enum(MERGE_TRANSITIONS).default('none').describe('How one video passes into the next.'),
+    transition_duration: z
+      .number()
+      .min(0.2)
+      .max(3)
+      .default(1)
+      .describe('Seconds each transition lasts (fade and dissolve only).'),
+  })
+  .openapi('MergeVideosInput');
+
+export type CropImageInput = z.output<typeof cropImageInputSchema>;
+export type AiImageInput = z.output<typeof aiImageInputSchema>;
+export type MergeVideosInput = z.output<typeof mergeVideosInputSchema>;
+
+export const toolAssetSchema = z.object({
+  url: z.string(),
+  mimeType: z.string(),
+  filename: z.string().optional(),
+});
+
+export const toolResultSchema = z
+  .object({
+    toolName: z.string(),
+    output: z
+      .object({ url: z.string(), provider: z.string() })
+      .catchall(z.unknown())
+      .describe('Provider output; always the result URL and the provider that made it.'),
+    assets: z.array(toolAssetSchema),
+    creditCost: z.string().describe('Credits charged for this call, a decimal string.'),
+    durationMs: z.number().int(),
+    providerRunId: z.string(),
+  })
+  .openapi('ToolResult');

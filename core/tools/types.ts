@@ -1,0 +1,46 @@
+import type { Config } from '../config/config';
+import type { Database } from '../db/client';
+import type { Logger } from '../logging/logger';
+import type { GuardedHttp } from '../net/guarded-http';
+import type { ToolAsset } from '../schemas/events';
+import type { ObjectStorage } from '../storage/storage';
+
+/** What one tool call gets: the runTool activity builds it from its deps and its context. */
+export interface ToolContext {
+  config: Config;
+  db: Database;
+  storage: ObjectStorage;
+  http: GuardedHttp;
+  logger: Logger;
+  userId: string;
+  toolCallId: string;
+  /** Aborted when the activity is cancelled (route timeout, run cancelled). */
+  signal: AbortSignal;
+  /** Keeps the activity alive while it waits; details survive into a retry. */
+  heartbeat(details?: ProviderProgress): void;
+  /** The last progress a previous attempt recorded, to resume its provider job, not start anew. */
+  previous: ProviderProgress | undefined;
+}
+
+/** A remote provider's job, recorded in heartbeats so a retried attempt polls the same job. */
+export interface ProviderProgress {
+  providerRunId: string;
+  pollUrl?: string;
+}
+
+export interface ProviderOutcome {
+  providerRunId: string;
+  output: { url: string; provider: string } & Record<string, unknown>;
+  assets: ToolAsset[];
+}
+
+/** Input of the runTool activity, from the tool route's workflow or the agent's tool step. */
+export interface RunToolInput {
+  toolCallId: string;
+  toolName: string;
+  /** As the caller gave it; runTool validates it against the tool's schema. */
+  input: unknown;
+  userId: string;
+  chatId?: string;
+  runId?: string;
+}
