@@ -234,23 +234,6 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           );
           if (input.status === 'COMPLETE') {
             const images = await generatedImages(run, input.contentBlocks);
-            for (const image of images) {
-              await client.query(
-                `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                 ON CONFLICT ("storageKey") DO NOTHING`,
-                [
-                  image.id,
-                  run.userId,
-                  run.chatId,
-                  run.assistantMessageId,
-                  image.storageKey,
-                  image.filename,
-                  image.mimeType,
-                  image.size,
-                ],
-              );
-            }
             input.contentBlocks.push(
               ...images.map((i) => ({
                 type: 'image' as const,
@@ -269,6 +252,24 @@ export function createAgentActivities(deps: AgentActivityDeps) {
                  FROM msg WHERE c.id = $2`,
               [run.assistantMessageId, run.chatId, input.runId, JSON.stringify(input.contentBlocks)],
             );
+            // After the message: each attachment row points at it.
+            for (const image of images) {
+              await client.query(
+                `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                 ON CONFLICT ("storageKey") DO NOTHING`,
+                [
+                  image.id,
+                  run.userId,
+                  run.chatId,
+                  run.assistantMessageId,
+                  image.storageKey,
+                  image.filename,
+                  image.mimeType,
+                  image.size,
+                ],
+              );
+            }
           }
         }
         await client.query('COMMIT');

@@ -114,10 +114,10 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
     for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
       state.step = step;
       const reply = await model.callModel.executeWithOptions({ summary: `model step ${step}` }, [
-        { runId: input.runId, step, messages, textSoFar: text },
+        { runId: input.runId, step, messages, textSoFar: text ? `${text}\n\n` : '' },
       ]);
       if (reply.text) {
-        text += reply.text;
+        text = text ? `${text}\n\n${reply.text}` : reply.text;
         contentBlocks.push({ type: 'text', text: reply.text });
       }
       messages.push({ role: 'assistant', text: reply.text, toolCalls: reply.toolCalls });

@@ -1,4 +1,4 @@
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfigOrExit } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
@@ -12,6 +12,12 @@ import { createWorker } from './worker';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  // The SDK's own log (bundling, state changes) is for debugging the worker itself.
+  Runtime.install({
+    logger: new DefaultLogger(
+      config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN',
+    ),
+  });
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const temporal = createTemporalClient({
     address: config.TEMPORAL_ADDRESS,

@@ -140,15 +140,16 @@ describe('the local agent using tools', function () {
   it('merges two uploaded videos with a fade', async () => {
     const a = await upload(
       'a.mp4',
-      await testVideo({ width: 320, height: 240, fps: 25, seconds: 1, audio: true }),
+      await testVideo({ width: 320, height: 240, fps: 25, seconds: 2, audio: true }),
     );
     const b = await upload(
       'b.mp4',
-      await testVideo({ width: 160, height: 120, fps: 30, seconds: 1, audio: false }),
+      await testVideo({ width: 160, height: 120, fps: 30, seconds: 2, audio: false }),
     );
     const done = await turn({ text: 'merge these videos with a fade', attachmentIds: [a, b] });
     assert.equal(done.status, 'COMPLETE', done.error ?? '');
     assert.equal(done.toolCalls[0]?.toolName, 'merge_videos');
+    assert.equal(done.toolCalls[0]?.status, 'SUCCEEDED', JSON.stringify(done.toolCalls[0]));
     assert.equal(done.toolCalls[0]?.result?.assets[0]?.mimeType, 'video/mp4');
   });
 

@@ -206,6 +206,28 @@ describe('agent runs', function () {
       assert.equal(((await duplicate.json()) as { code: string }).code, 'WAITPOINT_RESOLVED');
     });
 
+    it('runs the planned tools once approved, then completes', async () => {
+      await serve(
+        new ScriptedModel([structuredClone(planReply), { text: 'Here is your cat.', toolCalls: [] }]),
+        {
+          IMAGE_PROVIDER: 'local-preview',
+        },
+      );
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
+      const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waiting.waitpoints[0]?.id}/complete`;
+      const res = await post(path, { approved: true, feedback: 'go ahead' });
+      assert.equal(res.status, 202);
+      const done = await until(turn, terminal, 'the run to finish');
+      assert.equal(done.status, 'COMPLETE', done.error ?? '');
+      assert.deepEqual(
+        done.toolCalls.map((c) => [c.toolName, c.status]),
+        [['ai_image_2', 'SUCCEEDED']],
+      );
+      assert.equal(done.waitpoints[0]?.status, 'APPROVED');
+      assert.equal(done.text, 'I will generate a cat.\n\nHere is your cat.');
+    });
+
     it('answers a duplicate decision with WAITPOINT_RESOLVED and changes nothing', async () => {
       const scripted = new ScriptedModel([structuredClone(planReply)]);
       await serve(scripted);
