@@ -6,6 +6,8 @@ import { testStack } from '../support/stack';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 import { startDispatcher } from '../../apps/gateway/runs/dispatcher';
+import { admitTurn } from '../../apps/gateway/runs/admission';
+import { startRun } from '../../apps/gateway/runs/start';
 import sharp from 'sharp';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -303,5 +305,75 @@ describe('turn admission', () => {
     assert.match(last?.headers.get('retry-after') ?? '', /^\d+$/);
     assert.equal(last?.headers.get('ratelimit-limit'), '25');
     assert.equal((await counts(user.userId)).runs, 25);
+  });
+
+  it('recovers a turn committed without a start (a gateway died in between), starting it exactly once', async () => {
+    // The commit happens; the start never does, as if the process died right after COMMIT.
+    const admitted = await admitTurn(gateway.deps, {
+      userId: user.userId,
+      text: 'orphaned turn',
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: false,
+    });
+    const { db, temporal } = await testStack();
+    const dispatchers = [startDispatcher(gateway.deps, 100), startDispatcher(gateway.deps, 100)];
+    try {
+      const triggerRunId = await waitFor(
+        async () =>
+          (
+            await db.pool.query<{ triggerRunId: string | null }>(
+              `SELECT "triggerRunId" FROM "Run" WHERE id = $1`,
+              [admitted.run.id],
+            )
+          ).rows[0]?.triggerRunId ?? undefined,
+        { what: 'the dispatcher to start the orphaned run', timeoutMs: 20_000 },
+      );
+      const executions = [];
+      for await (const e of temporal.client.workflow.list({ query: `WorkflowId = '${admitted.run.chatId}'` }))
+        executions.push(e);
+      assert.deepEqual(
+        executions.map((e) => e.runId),
+        [triggerRunId],
+        'two dispatchers started it once',
+      );
+    } finally {
+      await Promise.all(dispatchers.map((d) => d.stop()));
+    }
+  });
+
+  it('attaches a retried start to the execution an earlier start created, and waits while a previous run closes', async () => {
+    const admitted = await admitTurn(gateway.deps, {
+      userId: user.userId,
+      text: 'started twice',
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: false,
+    });
+    const first = await startRun(gateway.deps, admitted.run);
+    assert.ok(first);
+    const { db } = await testStack();
+    await db.pool.query(`UPDATE "Run" SET "triggerRunId" = NULL WHERE id = $1`, [admitted.run.id]);
+    assert.equal(
+      await startRun(gateway.deps, admitted.run),
+      first,
+      'the retry attaches to its own execution',
+    );
+
+    // The chat's workflow still runs for this run; a later run of the chat must not attach to it.
+    await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [admitted.run.id]);
+    const next = await admitTurn(gateway.deps, {
+      userId: user.userId,
+      chatId: admitted.run.chatId,
+      text: 'next turn',
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: false,
+    });
+    assert.equal(
+      await startRun(gateway.deps, next.run),
+      null,
+      'left for the dispatcher while the previous run closes',
+    );
   });
 });
