@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { WorkerDeps } from '../apps/worker/deps';
+import { withTransaction } from '../core/db/client';
 import { permanentFailure } from '../core/errors/failures';
 import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
@@ -156,26 +157,18 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       plan: Plan;
       timeoutMs: number;
     }): Promise<void> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await withTransaction(pool, async (client) => {
         await client.query(
           `INSERT INTO "Waitpoint" (id, "runId", type, status, plan, "expiresAt")
-           VALUES ($1, $2, 'PLAN_APPROVAL', 'PENDING', $3, now() + make_interval(secs => $4::double precision / 1000))
-           ON CONFLICT (id) DO NOTHING`,
+         VALUES ($1, $2, 'PLAN_APPROVAL', 'PENDING', $3, now() + make_interval(secs => $4::double precision / 1000))
+         ON CONFLICT (id) DO NOTHING`,
           [input.waitpointId, input.runId, JSON.stringify(input.plan), input.timeoutMs],
         );
         await client.query(
           `UPDATE "Run" SET status = 'WAITING', "updatedAt" = now() WHERE id = $1 AND status = 'RUNNING'`,
           [input.runId],
         );
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     /** Expires a still-pending waitpoint; answers whatever decision the database holds. */
@@ -208,13 +201,11 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       contentBlocks: ContentBlock[];
       error: string | null;
     }): Promise<void> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await withTransaction(pool, async (client) => {
         const { rows } = await client.query<{ chatId: string; userId: string; assistantMessageId: string }>(
           `UPDATE "Run" SET status = $2, text = $3, error = $4, "finishedAt" = now(), "updatedAt" = now()
-            WHERE id = $1 AND status IN ('QUEUED', 'RUNNING', 'WAITING')
-            RETURNING "chatId", "userId", "assistantMessageId"`,
+          WHERE id = $1 AND status IN ('QUEUED', 'RUNNING', 'WAITING')
+          RETURNING "chatId", "userId", "assistantMessageId"`,
           [input.runId, input.status, input.text, input.error],
         );
         const run = rows[0];
@@ -243,21 +234,21 @@ export function createAgentActivities(deps: AgentActivityDeps) {
             );
             await client.query(
               `WITH msg AS (
-                 INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
-                 VALUES ($1, $2, 'assistant', $3, $4, now())
-                 ON CONFLICT (id) DO NOTHING
-                 RETURNING id, "createdAt")
-               UPDATE "Chat" c SET "lastMessageAt" = msg."createdAt", "lastMessageId" = msg.id,
-                      "activityAt" = msg."createdAt", "updatedAt" = now()
-                 FROM msg WHERE c.id = $2`,
+               INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
+               VALUES ($1, $2, 'assistant', $3, $4, now())
+               ON CONFLICT (id) DO NOTHING
+               RETURNING id, "createdAt")
+             UPDATE "Chat" c SET "lastMessageAt" = msg."createdAt", "lastMessageId" = msg.id,
+                    "activityAt" = msg."createdAt", "updatedAt" = now()
+               FROM msg WHERE c.id = $2`,
               [run.assistantMessageId, run.chatId, input.runId, JSON.stringify(input.contentBlocks)],
             );
             // After the message: each attachment row points at it.
             for (const image of images) {
               await client.query(
                 `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                 ON CONFLICT ("storageKey") DO NOTHING`,
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+               ON CONFLICT ("storageKey") DO NOTHING`,
                 [
                   image.id,
                   run.userId,
@@ -272,13 +263,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
             }
           }
         }
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     },
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkerDeps } from '../apps/worker/deps';
+import { withTransaction } from '../core/db/client';
 import { AppError } from '../core/errors/app-error';
 import { isFailureType, permanentFailure } from '../core/errors/failures';
 import type { ToolResult } from '../core/schemas/events';
@@ -109,14 +110,11 @@ export function createToolsActivities(deps: WorkerDeps) {
         durationMs: Date.now() - started,
         providerRunId: outcome.providerRunId,
       };
-      const client = await pool.connect();
-      let recorded: boolean;
-      try {
-        await client.query('BEGIN');
+      const recorded = await withTransaction(pool, async (client) => {
         const updated = await client.query(
           `UPDATE "ToolCall" SET status = 'SUCCEEDED', result = $2::jsonb, "providerRunId" = $3, "creditCost" = $4,
-                  "durationMs" = $5, "finishedAt" = now(), error = NULL
-            WHERE id = $1 AND status = 'RUNNING'`,
+                "durationMs" = $5, "finishedAt" = now(), error = NULL
+          WHERE id = $1 AND status = 'RUNNING'`,
           [
             input.toolCallId,
             JSON.stringify(result),
@@ -125,22 +123,17 @@ export function createToolsActivities(deps: WorkerDeps) {
             result.durationMs,
           ],
         );
-        recorded = updated.rowCount === 1;
+        const recorded = updated.rowCount === 1;
         if (recorded) {
           await client.query(
             `INSERT INTO "CreditLedgerEntry" (id, "userId", "toolCallId", amount, reason)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT ("toolCallId") DO NOTHING`,
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT ("toolCallId") DO NOTHING`,
             [randomUUID(), input.userId, input.toolCallId, result.creditCost, `tool:${toolName}`],
           );
         }
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      } finally {
-        client.release();
-      }
+        return recorded;
+      });
       if (recorded) return result;
       // Another attempt finished first, or the run ended the call meanwhile: the row has the word.
       const now = await storedCall(input.toolCallId);

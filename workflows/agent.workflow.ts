@@ -1,5 +1,5 @@
 import {
-  ApplicationFailure,
+  type ActivityOptions,
   CancellationScope,
   condition,
   isCancellation,
@@ -23,48 +23,23 @@ import {
   type AgentRunState,
   type PlanDecision,
 } from './agent.contract';
+import { BOOKKEEPING_ACTIVITY_OPTIONS, TOOL_ACTIVITY_OPTIONS, userSafeMessage } from './activity-options';
 import { WEBHOOK_EMIT_ACTIVITY_OPTIONS } from './webhook-delivery.contract';
 
-/** Database bookkeeping: quick, retried freely. */
-const BOOKKEEPING_TIMEOUT = '30 seconds';
-const BOOKKEEPING_RETRY = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-};
-/** A model step streams for a while; a stalled stream is noticed through heartbeats. */
-const MODEL_STEP_TIMEOUT = '5 minutes';
-const MODEL_HEARTBEAT_TIMEOUT = '30 seconds';
-const MODEL_RETRY = {
-  initialInterval: '2 seconds',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  maximumAttempts: 4,
-};
-/** Tools poll their providers for up to five minutes, heartbeating as they wait. */
-const TOOL_TIMEOUT = '6 minutes';
-const TOOL_HEARTBEAT_TIMEOUT = '30 seconds';
-const TOOL_RETRY = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  maximumAttempts: 5,
-};
+/** A model step streams for a while: its own timeout, and a stalled stream is noticed through heartbeats. */
+const MODEL_STEP_OPTIONS = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 4,
+  },
+} as const satisfies ActivityOptions;
 
-const agent = proxyActivities<AgentActivities>({
-  startToCloseTimeout: BOOKKEEPING_TIMEOUT,
-  retry: BOOKKEEPING_RETRY,
-});
-const model = proxyActivities<Pick<AgentActivities, 'callModel'>>({
-  startToCloseTimeout: MODEL_STEP_TIMEOUT,
-  heartbeatTimeout: MODEL_HEARTBEAT_TIMEOUT,
-  retry: MODEL_RETRY,
-});
-const tools = proxyActivities<ToolsActivities>({
-  startToCloseTimeout: TOOL_TIMEOUT,
-  heartbeatTimeout: TOOL_HEARTBEAT_TIMEOUT,
-  retry: TOOL_RETRY,
-});
+const agent = proxyActivities<AgentActivities>(BOOKKEEPING_ACTIVITY_OPTIONS);
+const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_ACTIVITY_OPTIONS);
 const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(WEBHOOK_EMIT_ACTIVITY_OPTIONS);
 
 class RunCancelled extends Error {}
@@ -113,9 +88,10 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
     let planApproved = !input.planMode;
     for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
       state.step = step;
-      const reply = await model.callModel.executeWithOptions({ summary: `model step ${step}` }, [
-        { runId: input.runId, step, messages, textSoFar: text ? `${text}\n\n` : '' },
-      ]);
+      const reply = await agent.callModel.executeWithOptions(
+        { ...MODEL_STEP_OPTIONS, summary: `model step ${step}` },
+        [{ runId: input.runId, step, messages, textSoFar: text ? `${text}\n\n` : '' }],
+      );
       if (reply.text) {
         text = text ? `${text}\n\n${reply.text}` : reply.text;
         contentBlocks.push({ type: 'text', text: reply.text });
@@ -151,7 +127,9 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
   } catch (err) {
     const cancelled = err instanceof RunCancelled || isCancellation(err);
     const status = cancelled ? 'CANCELLED' : 'FAILED';
-    const error = cancelled ? 'The run was cancelled.' : userSafeMessage(err);
+    const error = cancelled
+      ? 'The run was cancelled.'
+      : userSafeMessage(err, 'The agent could not finish this turn.');
     // Cancellation of the workflow must not stop the bookkeeping that records it.
     await CancellationScope.nonCancellable(async () => {
       await agent.finishRun({ runId: input.runId, status, text, contentBlocks, error });
@@ -215,7 +193,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
       ]);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const error = userSafeMessage(err);
+      const error = userSafeMessage(err, 'The agent could not finish this turn.');
       contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, error });
       return {
         role: 'tool',
@@ -235,14 +213,4 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
     });
     return { role: 'tool', toolCallId: call.id, toolName: call.toolName, content: JSON.stringify(result) };
   }
-}
-
-/** Activity failures carry a message written for users (ApplicationFailure); anything else is hidden. */
-function userSafeMessage(err: unknown): string {
-  let cause: unknown = err;
-  while (cause instanceof Error) {
-    if (cause instanceof ApplicationFailure && cause.type && cause.nonRetryable) return cause.message;
-    cause = cause.cause;
-  }
-  return 'The agent could not finish this turn.';
 }

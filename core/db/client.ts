@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { PrismaClient } from './generated/client';
 
 export { Prisma } from './generated/client';
@@ -39,4 +39,20 @@ export function createDatabase(options: DatabaseOptions): Database {
       await pool.end();
     },
   };
+}
+
+/** Runs `work` in one transaction on one pooled connection: committed whole, or rolled back whole. */
+export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }

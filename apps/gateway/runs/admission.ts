@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
+import { withTransaction } from '../../../core/db/client';
 import { ConflictError, NotFoundError } from '../../../core/errors/app-error';
 import type { ContentBlock } from '../../../core/schemas/runs';
 import type { PreparedAttachment } from '../../../core/uploads/attachments';
@@ -63,9 +64,7 @@ export async function admitTurn(
   const messageId = randomUUID();
   const assistantMessageId = randomUUID();
   const traceId = traceIdOf(turn.traceparent);
-  const client = await deps.db.pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(deps.db.pool, async (client) => {
     let chatId = turn.chatId;
     if (chatId) {
       const { rowCount } = await client.query(
@@ -137,7 +136,6 @@ export async function admitTurn(
         );
       }
     }
-    await client.query('COMMIT');
     return {
       messageId,
       run: {
@@ -150,12 +148,7 @@ export async function admitTurn(
         planMode: turn.planMode,
       },
     };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Writes the rows of files uploaded with a turn, inside the turn's transaction. */
