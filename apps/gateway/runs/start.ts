@@ -27,6 +27,32 @@ export interface RunToStart {
  * Returns the Temporal run id, or null when the run is not started yet.
  */
 export async function startRun(deps: GatewayDeps, run: RunToStart): Promise<string | null> {
+  const first = await tryStart(deps, run);
+  if (first !== PREVIOUS_RUN_CLOSING) return first;
+  // The chat's previous run has reached its terminal state and is sending its last event; a
+  // send right after it should not wait for the dispatcher, so wait for it briefly, once.
+  await previousExecutionClosed(deps, run.chatId);
+  const second = await tryStart(deps, run);
+  return second === PREVIOUS_RUN_CLOSING ? null : second;
+}
+
+const PREVIOUS_RUN_CLOSING = Symbol('previous run closing');
+/** How long an admission waits for the chat's previous execution to finish closing. */
+const CLOSING_WAIT_MS = 3_000;
+
+async function previousExecutionClosed(deps: GatewayDeps, chatId: string): Promise<void> {
+  const { client, connection } = deps.temporal;
+  await connection
+    .withDeadline(Date.now() + CLOSING_WAIT_MS, () =>
+      client.workflow.getHandle(agentWorkflowId(chatId)).result(),
+    )
+    .catch(() => undefined);
+}
+
+async function tryStart(
+  deps: GatewayDeps,
+  run: RunToStart,
+): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;
   const input: AgentRunInput = {
     runId: run.id,
@@ -58,12 +84,12 @@ export async function startRun(deps: GatewayDeps, run: RunToStart): Promise<stri
     );
     triggerRunId = handle.firstExecutionRunId;
   } catch (err) {
-    triggerRunId =
-      err instanceof WorkflowExecutionAlreadyStartedError ? await runningExecutionOf(deps, run) : null;
-    if (!triggerRunId) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.logger.warn({ runId: run.id, err }, 'run not started yet; the dispatcher will retry');
       return null;
     }
+    triggerRunId = await runningExecutionOf(deps, run);
+    if (!triggerRunId) return PREVIOUS_RUN_CLOSING;
   }
   await deps.db.pool.query(`UPDATE "Run" SET "triggerRunId" = $2 WHERE id = $1 AND "triggerRunId" IS NULL`, [
     run.id,
