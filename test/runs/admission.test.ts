@@ -7,6 +7,7 @@ import { startTcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 import { startDispatcher } from '../../apps/gateway/runs/dispatcher';
 import { admitTurn } from '../../apps/gateway/runs/admission';
+import { createDatabase } from '../../core/db/client';
 import { startRun } from '../../apps/gateway/runs/start';
 import sharp from 'sharp';
 import { mkdtemp, readdir } from 'node:fs/promises';
@@ -96,7 +97,7 @@ describe('turn admission', () => {
     assert.equal(description.type, 'agentRunWorkflow');
   });
 
-  it('gives exactly one 202 and 19 RUN_ACTIVE for 20 parallel sends to one chat, writing one turn', async () => {
+  it('gives exactly one 202 and 19 RUN_ACTIVE for 20 parallel sends to one chat over two gateways, writing one turn', async () => {
     const first = (await (await send({ text: 'start' })).json()) as { chatId: string };
     const { db } = await testStack();
     // Close the first run so the chat is free, then race 20 sends into it.
@@ -108,9 +109,22 @@ describe('turn admission', () => {
       .terminate('test: free the chat');
     const before = await counts(user.userId);
 
+    // Half the sends go through a second gateway with its own connection pool, as a second
+    // process would: only the database can arbitrate between them.
+    const stack = await testStack();
+    const db2 = createDatabase({ url: stack.databaseUrl, poolSize: 10 });
+    const second = await startGateway({ config: gateway.deps.config, deps: { db: db2 } });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => send({ text: `parallel ${i}`, chatId: first.chatId })),
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${i % 2 ? second.url : gateway.url}/api/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...user.bearer },
+          body: JSON.stringify({ text: `parallel ${i}`, chatId: first.chatId }),
+        }),
+      ),
     );
+    await second.close();
+    await db2.close();
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [202, ...Array<number>(19).fill(409)]);
     for (const r of results.filter((x) => x.status === 409)) {
