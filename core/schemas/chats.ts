@@ -34,7 +34,8 @@ export const updateChatSchema = z
   .refine((b) => b.title !== undefined || b.isFavorite !== undefined, {
     message: 'Give title, isFavorite or both.',
   })
-  .openapi('ChatUpdate');
+  // The refinement in the document's terms: the object is strict, so one property is title or isFavorite.
+  .openapi('ChatUpdate', { minProperties: 1 });
 
 export interface ChatRow {
   id: string;

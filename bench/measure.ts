@@ -1,0 +1,111 @@
+import { performance } from 'node:perf_hooks';
+
+export interface Figures {
+  n: number;
+  concurrency: number;
+  p50: number;
+  p99: number;
+  /** operations per second over the whole batch */
+  throughput: number;
+  errors: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+/** Runs `op` n times with `concurrency` in flight; latency per op in ms. */
+export async function measure(
+  op: (i: number) => Promise<unknown>,
+  n: number,
+  concurrency = 1,
+): Promise<Figures> {
+  const lat: number[] = [];
+  let next = 0;
+  let errors = 0;
+  let firstError: unknown;
+  const t0 = performance.now();
+  const lane = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const s = performance.now();
+      try {
+        await op(i);
+        lat.push(performance.now() - s);
+      } catch (err) {
+        errors++;
+        firstError ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  const wall = (performance.now() - t0) / 1000;
+  if (errors)
+    console.error(`  ${errors} errors, first: ${String((firstError as Error)?.message ?? firstError)}`);
+  lat.sort((a, b) => a - b);
+  return {
+    n,
+    concurrency,
+    p50: quantile(lat, 0.5),
+    p99: quantile(lat, 0.99),
+    throughput: lat.length / wall,
+    errors,
+  };
+}
+
+export interface Row {
+  name: string;
+  target: string;
+  service?: Figures;
+  baseline?: Figures;
+  /** service / baseline at p50 and p99; for crop, the p50 difference in ms */
+  ratioP50?: number;
+  ratioP99?: number;
+  diffP50Ms?: number;
+  meets?: boolean;
+  note?: string;
+}
+
+const f = (x: number | undefined, d = 1) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+
+export function printTable(rows: Row[]): string {
+  const head = [
+    'row',
+    'svc p50 ms',
+    'svc p99 ms',
+    'svc ops/s',
+    'base p50 ms',
+    'base p99 ms',
+    'base ops/s',
+    'ratio p50',
+    'ratio p99',
+    'target',
+    'meets',
+  ];
+  const body = rows.map((r) =>
+    r.service
+      ? [
+          r.name,
+          f(r.service.p50, 2),
+          f(r.service.p99, 2),
+          f(r.service.throughput),
+          f(r.baseline?.p50, 2),
+          f(r.baseline?.p99, 2),
+          f(r.baseline?.throughput),
+          r.diffP50Ms !== undefined ? `Δ${f(r.diffP50Ms)}ms` : `${f(r.ratioP50, 2)}x`,
+          r.diffP50Ms !== undefined ? '-' : `${f(r.ratioP99, 2)}x`,
+          r.target,
+          r.meets === undefined ? '-' : r.meets ? 'yes' : 'NO',
+        ]
+      : [r.name, 'not measured', '', '', '', '', '', '', '', r.target, '-'],
+  );
+  const all = [head, ...body];
+  const w = head.map((_, c) => Math.max(...all.map((row) => String(row[c]).length)));
+  const line = (row: string[]) =>
+    '| ' + row.map((c, i) => String(c).padEnd(w[i] as number)).join(' | ') + ' |';
+  const sep = '|' + w.map((x) => '-'.repeat(x + 2)).join('|') + '|';
+  return [line(head), sep, ...body.map(line)].join('\n');
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Fuzzes the HTTP API from its own OpenAPI document with Schemathesis, against the real stack
+# (test/fuzz/serve.ts), authenticated with a real API key and session cookie.
+# Env: FUZZ_MAX_EXAMPLES (default 30), FUZZ_PORT (default: a free port).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+work=$(mktemp -d)
+info="$work/info.json"
+log="$work/serve.log"
+FUZZ_INFO="$info" npx tsx test/fuzz/serve.ts >"$log" 2>&1 &
+server=$!
+cleanup() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 300); do
+  [ -s "$info" ] && break
+  if ! kill -0 "$server" 2>/dev/null; then cat "$log" >&2; echo "fuzz server failed to start" >&2; exit 1; fi
+  sleep 1
+done
+[ -s "$info" ] || { cat "$log" >&2; echo "fuzz server did not come up" >&2; exit 1; }
+
+field() { node -e "process.stdout.write(String(require(process.argv[1])[process.argv[2]]))" "$info" "$1"; }
+port=$(field port)
+key=$(field apiKey)
+cookie=$(field cookie)
+base="http://127.0.0.1:$port"
+
+export FUZZ_API_KEY="$key"
+export FUZZ_SESSION_TOKEN="${cookie#*=}"
+fuzz() {
+  schemathesis --config-file test/fuzz/schemathesis.toml run "$base/api/v1/openapi.json" \
+    --url "$base" \
+    --checks all \
+    --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
+    --request-timeout 30 \
+    --workers 1 \
+    --seed "${FUZZ_SEED:-1}" \
+    --suppress-health-check all \
+    "$@"
+}
+
+# Every operation but sign-out first (it would end the session the others use), then sign-out.
+status=0
+fuzz --phases examples,coverage,fuzzing,stateful --exclude-operation-id signOut || status=$?
+fuzz --phases examples,coverage,fuzzing --include-operation-id signOut || status=$?
+
+if [ "$status" -ne 0 ]; then
+  echo "--- server log (tail) ---" >&2
+  tail -n 50 "$log" >&2 || true
+fi
+exit "$status"
