@@ -5,7 +5,7 @@ import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
-import { apiRateLimit } from './middleware/rate-limit';
+import { apiLimit } from './middleware/rate-limit';
 import { registerChatsRoutes } from './routes/chats';
 import { registerDocsRoutes } from './routes/docs';
 import { registerFilesRoutes } from './routes/files';
@@ -46,7 +46,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
 
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: [apiKeyGuard(deps), apiRateLimit(deps)],
+    apiKey: (keyLimits) => [apiKeyGuard(deps, [apiLimit(deps), ...keyLimits])],
     session: [sessionGuard(deps)],
     none: [],
   });

@@ -6,7 +6,11 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import { resolveTemporalCli, searchAttributeFlags } from '../../core/embedded/temporal-cli';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
+  resolveTemporalCli,
+  searchAttributeFlags,
+} from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 /**
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
         '--log-level',
         'error',
         ...searchAttributeFlags(SEARCH_ATTRIBUTES),
+        ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
       ],
       env,
     );

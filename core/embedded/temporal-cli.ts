@@ -27,3 +27,23 @@ export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAtt
   };
   return keys.flatMap((k) => ['--search-attribute', `${k.name}=${typeName[k.type] ?? 'Keyword'}`]);
 }
+
+/**
+ * Server settings every dev server we start shares.
+ * - The dev server runs one history shard, whose transfer-queue processor (which hands each new
+ *   workflow or activity task to matching) polls at most 20 times a second by default: past a
+ *   short burst every task hand-off waits ~50 ms for it. A cluster spreads that limit over
+ *   hundreds of shards; one shard needs it raised.
+ * - Eager activity execution hands an activity to the worker that scheduled it in the reply to its
+ *   workflow task, skipping a trip through the task queue.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=2000',
+  '--dynamic-config-value',
+  'history.timerProcessorMaxPollRPS=2000',
+  '--dynamic-config-value',
+  'history.visibilityProcessorMaxPollRPS=2000',
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
+] as const;

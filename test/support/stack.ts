@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../../core/config/config';
 import { createDatabase, type Database } from '../../core/db/client';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 /**
@@ -85,7 +85,7 @@ async function start(): Promise<TestStack> {
     server: {
       executable: { type: 'existing-path', path: await resolveTemporalCli() },
       searchAttributes: [...SEARCH_ATTRIBUTES],
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
     },
   });
   teardown.unshift(() => temporal.teardown());

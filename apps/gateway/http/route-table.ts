@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@ast
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
+import type { KeyLimit } from '../middleware/rate-limit';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
@@ -31,6 +32,8 @@ export interface RouteSpec<S extends RequestSchema> {
   bodyMediaType?: 'multipart/form-data';
   /** A route taking JSON and multipart alike: the form fields' schema, used for multipart requests. */
   multipartBody?: z.ZodType;
+  /** Per-key counters an apiKey route consumes besides the API-wide one (the send limit). */
+  keyLimits?: KeyLimit[];
   /** Runs after authentication and before validation (multer for uploads). */
   before?: RequestHandler[];
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: z.ZodObject }>;
@@ -49,7 +52,7 @@ function hasBody(req: Request): boolean {
 }
 
 export interface Guards {
-  apiKey: RequestHandler[];
+  apiKey: (keyLimits: readonly KeyLimit[]) => RequestHandler[];
   session: RequestHandler[];
   none: RequestHandler[];
 }
@@ -108,7 +111,8 @@ export class RouteTable {
       if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     };
-    this.router[spec.method](spec.path, ...this.guards[spec.auth], ...(spec.before ?? []), handler);
+    const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
+    this.router[spec.method](spec.path, ...guards, ...(spec.before ?? []), handler);
   }
 
   document(servers: { url: string }[] = []) {

@@ -5,8 +5,8 @@ import { queuedTurnSchema, runSnapshotSchema, waitpointSchema } from '../../../c
 import type { GatewayDeps } from '../deps';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
-import { sendRateLimit } from '../middleware/rate-limit';
-import { admitTurn, insertUploadedAttachments, type AdmittedTurn } from '../runs/admission';
+import { sendLimit } from '../middleware/rate-limit';
+import { admitTurn, type AdmittedTurn } from '../runs/admission';
 import { decideWaitpoint, requestCancel } from '../runs/control';
 import { loadSnapshot } from '../runs/snapshot';
 import { startRun } from '../runs/start';
@@ -59,7 +59,8 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
     auth: 'apiKey',
     request: { body: completionBodySchema },
     multipartBody: completionFormSchema,
-    before: [sendRateLimit(deps), receiveFiles({ multipartOnly: false })],
+    keyLimits: [sendLimit(deps)],
+    before: [receiveFiles({ multipartOnly: false })],
     responses: { 202: { description: 'Turn accepted', schema: queuedTurnSchema } },
     errors: [
       'CHAT_NOT_FOUND',
@@ -72,7 +73,7 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
     ],
     handler: async ({ body }, req) => {
       const { userId } = currentAuth(req);
-      // Files are stored first and their rows join the turn's transaction: a refused send
+      // Files are stored first and their rows join the turn's statement: a refused send
       // (409, 404) deletes them again, leaving nothing behind.
       const uploads: PreparedAttachment[] = await putObjects(deps.storage, userId, receivedFiles(req));
       let admitted: AdmittedTurn;
@@ -88,7 +89,7 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
             planMode: body.planMode,
             traceparent: req.get('traceparent'),
           },
-          uploads.length ? (client, ids) => insertUploadedAttachments(deps, client, uploads, ids) : undefined,
+          uploads,
         );
       } catch (err) {
         await discardObjects(deps.storage, uploads);

@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
-import { withTransaction } from '../../../core/db/client';
 import { ConflictError, NotFoundError } from '../../../core/errors/app-error';
 import type { ContentBlock } from '../../../core/schemas/runs';
 import type { PreparedAttachment } from '../../../core/uploads/attachments';
@@ -47,131 +45,109 @@ function mediaKind(mimeType: string): 'image' | 'video' | 'audio' {
 }
 
 /**
- * Writes the chat (when new), the user message, its attachments and the QUEUED run in one
- * transaction. The partial unique index on active runs decides a race between concurrent sends,
- * in any number of gateway processes: the loser's transaction rolls back whole (409 RUN_ACTIVE).
- * `withinTransaction` lets the caller add rows (uploaded files) to the same transaction.
+ * Writes the chat (when new), the user message, its attachments (by id, and the rows of files
+ * uploaded with the turn) and the QUEUED run as one statement, atomic without a transaction
+ * round trip. The partial unique index on active runs decides a race between concurrent sends, in
+ * any number of gateway processes: the loser's statement writes nothing (409 RUN_ACTIVE).
  */
 export async function admitTurn(
   deps: GatewayDeps,
   turn: TurnRequest,
-  withinTransaction?: (
-    client: PoolClient,
-    ids: { chatId: string; messageId: string },
-  ) => Promise<ContentBlock[]>,
+  uploads: readonly PreparedAttachment[] = [],
 ): Promise<AdmittedTurn> {
   const runId = randomUUID();
   const messageId = randomUUID();
   const assistantMessageId = randomUUID();
   const traceId = traceIdOf(turn.traceparent);
-  return withTransaction(deps.db.pool, async (client) => {
-    let chatId = turn.chatId;
-    if (chatId) {
-      const { rowCount } = await client.query(
-        `SELECT 1 FROM "Chat" WHERE id = $1 AND "userId" = $2 AND "deletedAt" IS NULL`,
-        [chatId, turn.userId],
-      );
-      if (!rowCount) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
-    } else {
-      chatId = randomUUID();
-      await client.query(`INSERT INTO "Chat" (id, "userId", title, "updatedAt") VALUES ($1, $2, $3, now())`, [
+  const chatId = turn.chatId ?? randomUUID();
+
+  const blocks: ContentBlock[] = [{ type: 'text', text: turn.text }];
+  const attachmentIds = [...new Set(turn.attachmentIds)];
+  if (attachmentIds.length) {
+    const { rows } = await deps.db.pool.query<{ id: string; storageKey: string; mimeType: string }>(
+      `SELECT id, "storageKey", "mimeType" FROM "Attachment" WHERE id = ANY($1::uuid[]) AND "userId" = $2`,
+      [attachmentIds, turn.userId],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of attachmentIds) {
+      const a = byId.get(id);
+      if (!a) throw new NotFoundError('ATTACHMENT_NOT_FOUND', 'An attachment was not found.');
+      blocks.push({ type: mediaKind(a.mimeType), attachmentId: a.id, url: deps.storage.url(a.storageKey) });
+    }
+  }
+  for (const url of turn.imageUrls) blocks.push({ type: 'image', attachmentId: null, url });
+  for (const u of uploads)
+    blocks.push({ type: mediaKind(u.mimeType), attachmentId: u.id, url: deps.storage.url(u.storageKey) });
+
+  let admitted: number;
+  try {
+    // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
+    // last-message fields already set and only an existing chat is updated; the foreign keys are
+    // checked at the end of the statement, when every row is in place.
+    const { rows } = await deps.db.pool.query<{ admitted: number }>({
+      name: 'admit-turn',
+      text: `WITH new_chat AS (
+         INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
+         SELECT $2, $3, $4, now(), $5, now(), now() WHERE $4::text IS NOT NULL
+         RETURNING id
+       ), chat AS (
+         SELECT id FROM new_chat
+         UNION ALL
+         SELECT id FROM "Chat" WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
+       ), run AS (
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, now() FROM chat
+         RETURNING id
+       ), msg AS (
+         INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
+         SELECT $5, $2, 'user', run.id, $9, now() FROM run
+         RETURNING id
+       ), touched AS (
+         UPDATE "Chat" c SET "lastMessageAt" = now(), "lastMessageId" = $5, "activityAt" = now(), "updatedAt" = now()
+           FROM run WHERE c.id = $2
+       ), linked AS (
+         -- An attachment already on a message stays there; this one refers to it by id.
+         UPDATE "Attachment" a SET "messageId" = COALESCE(a."messageId", $5), "chatId" = COALESCE(a."chatId", $2)
+           FROM run WHERE a.id = ANY($10::uuid[])
+       ), uploaded AS (
+         INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes", status)
+         SELECT u.id, $3, $2, $5, u."storageKey", u.filename, u."mimeType", u."sizeBytes", u.status
+           FROM run, jsonb_to_recordset($11::jsonb) AS u(id uuid, "storageKey" text, filename text,
+                                                        "mimeType" text, "sizeBytes" bigint, status text)
+       )
+       SELECT count(*)::int AS admitted FROM run`,
+      values: [
+        runId,
         chatId,
         turn.userId,
-        defaultTitle(turn.text),
-      ]);
-    }
-
-    const blocks: ContentBlock[] = [{ type: 'text', text: turn.text }];
-    const attachmentIds = [...new Set(turn.attachmentIds)];
-    if (attachmentIds.length) {
-      const { rows } = await client.query<{ id: string; storageKey: string; mimeType: string }>(
-        `SELECT id, "storageKey", "mimeType" FROM "Attachment" WHERE id = ANY($1::uuid[]) AND "userId" = $2`,
-        [attachmentIds, turn.userId],
-      );
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      for (const id of attachmentIds) {
-        const a = byId.get(id);
-        if (!a) throw new NotFoundError('ATTACHMENT_NOT_FOUND', 'An attachment was not found.');
-        blocks.push({ type: mediaKind(a.mimeType), attachmentId: a.id, url: deps.storage.url(a.storageKey) });
-      }
-    }
-    for (const url of turn.imageUrls) blocks.push({ type: 'image', attachmentId: null, url });
-
-    try {
-      await client.query(
-        `INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now())`,
-        [runId, chatId, turn.userId, messageId, assistantMessageId, turn.planMode, traceId],
-      );
-    } catch (err) {
-      if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) {
-        throw new ConflictError('RUN_ACTIVE', 'A run of this chat is still active.');
-      }
-      throw err;
-    }
-    await client.query(
-      `WITH msg AS (
-         INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
-         VALUES ($1, $2, 'user', $3, $4, now())
-         RETURNING id, "createdAt")
-       UPDATE "Chat" c SET "lastMessageAt" = msg."createdAt", "lastMessageId" = msg.id,
-              "activityAt" = msg."createdAt", "updatedAt" = now()
-         FROM msg WHERE c.id = $2`,
-      [messageId, chatId, runId, JSON.stringify(blocks)],
-    );
-    if (attachmentIds.length) {
-      // An attachment already on a message stays there; this one refers to it by id.
-      await client.query(
-        `UPDATE "Attachment" SET "messageId" = COALESCE("messageId", $2), "chatId" = COALESCE("chatId", $3)
-          WHERE id = ANY($1::uuid[])`,
-        [attachmentIds, messageId, chatId],
-      );
-    }
-    if (withinTransaction) {
-      const uploaded = await withinTransaction(client, { chatId, messageId });
-      if (uploaded.length) {
-        await client.query(
-          `UPDATE "Message" SET "contentBlocks" = "contentBlocks" || $2::jsonb WHERE id = $1`,
-          [messageId, JSON.stringify(uploaded)],
-        );
-      }
-    }
-    return {
-      messageId,
-      run: {
-        id: runId,
-        chatId,
-        userId: turn.userId,
+        turn.chatId ? null : defaultTitle(turn.text),
         messageId,
         assistantMessageId,
+        turn.planMode,
         traceId,
-        planMode: turn.planMode,
-      },
-    };
-  });
-}
-
-/** Writes the rows of files uploaded with a turn, inside the turn's transaction. */
-export async function insertUploadedAttachments(
-  deps: GatewayDeps,
-  client: PoolClient,
-  rows: readonly PreparedAttachment[],
-  ids: { chatId: string; messageId: string },
-): Promise<ContentBlock[]> {
-  await client.query(
-    `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes", status)
-     SELECT a.id, a."userId", $2, $3, a."storageKey", a.filename, a."mimeType", a."sizeBytes", a.status
-       FROM jsonb_to_recordset($1::jsonb) AS a(id uuid, "userId" uuid, "storageKey" text, filename text,
-                                               "mimeType" text, "sizeBytes" bigint, status text)`,
-    [
-      JSON.stringify(rows.map((r) => ({ ...r, sizeBytes: r.sizeBytes.toString() }))),
-      ids.chatId,
-      ids.messageId,
-    ],
-  );
-  return rows.map((r) => ({
-    type: mediaKind(r.mimeType),
-    attachmentId: r.id,
-    url: deps.storage.url(r.storageKey),
-  }));
+        JSON.stringify(blocks),
+        attachmentIds,
+        JSON.stringify(uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
+      ],
+    });
+    admitted = rows[0]?.admitted ?? 0;
+  } catch (err) {
+    if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) {
+      throw new ConflictError('RUN_ACTIVE', 'A run of this chat is still active.');
+    }
+    throw err;
+  }
+  if (!admitted) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  return {
+    messageId,
+    run: {
+      id: runId,
+      chatId,
+      userId: turn.userId,
+      messageId,
+      assistantMessageId,
+      traceId,
+      planMode: turn.planMode,
+    },
+  };
 }

@@ -22,8 +22,9 @@ export async function loadSnapshot(
   deps: GatewayDeps,
   ids: { userId: string; chatId: string; runId: string },
 ): Promise<RunSnapshot> {
-  const { rows } = await deps.db.pool.query<SnapshotRow>(
-    `SELECT true AS "chatFound",
+  const { rows } = await deps.db.pool.query<SnapshotRow>({
+    name: 'run-snapshot',
+    text: `SELECT true AS "chatFound",
             (SELECT to_jsonb(r) || jsonb_build_object(
                  'toolCalls', COALESCE((SELECT jsonb_agg(jsonb_build_object(
                      'id', t.id, 'toolName', t."toolName", 'status', t.status, 'input', t.input,
@@ -36,17 +37,21 @@ export async function loadSnapshot(
                FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
        FROM "Chat" c
       WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-    [ids.userId, ids.chatId, ids.runId],
-  );
+    values: [ids.userId, ids.chatId, ids.runId],
+  });
   const row = rows[0];
   if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
   if (!row.run) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
   const snapshot = toSnapshot(row.run);
-  if (!(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status) && snapshot.triggerRunId) {
-    const live = await liveState(deps, ids.chatId, snapshot.triggerRunId);
-    if (live && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(live.status)) {
-      snapshot.status = live.status;
-      snapshot.currentStep = Math.max(snapshot.currentStep, live.step);
+  // A QUEUED run's workflow has not run its first task, so it has nothing to add and, with no
+  // worker polling, could only hold the poll up until the deadline.
+  const live =
+    snapshot.status !== 'QUEUED' && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status);
+  if (live && snapshot.triggerRunId) {
+    const state = await liveState(deps, ids.chatId, snapshot.triggerRunId);
+    if (state && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(state.status)) {
+      snapshot.status = state.status;
+      snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
     }
   }
   return snapshot;
