@@ -16,6 +16,7 @@ import { startGateway } from '../test/support/gateway';
 import { testStack, stopTestStack } from '../test/support/stack';
 import { startWorker } from '../test/support/worker';
 import { measure, printTable, type Row } from './measure';
+import { measureTurns } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const SEQ = N('BENCH_SEQ', 200);
@@ -63,7 +64,6 @@ async function main(): Promise<void> {
   });
   const user = await createTestUser();
   const headers = { ...user.bearer, 'content-type': 'application/json' };
-  const rss: Record<string, number> = { afterStart: process.memoryUsage().rss };
 
   const send = async () => {
     const res = await fetch(`${gw.url}/api/v1/completions`, {
@@ -113,6 +113,14 @@ async function main(): Promise<void> {
     });
   };
 
+  // First, on a fresh server: the admission rows leave thousands of workflows open on a queue no
+  // worker polls, which would weigh on the turns.
+  const turns = await measureTurns(stack, user, {
+    e2eTurns: N('BENCH_TURNS', 40),
+    sustainedSeconds: N('BENCH_SUSTAINED_SECONDS', 60),
+    concurrency: N('BENCH_SUSTAINED_CHATS', 64),
+  });
+
   const rows: Row[] = [];
   console.log('bench: warm-up…');
   await measure(send, 50, 4);
@@ -136,7 +144,6 @@ async function main(): Promise<void> {
   rows.push(
     ratio({ name: 'admission c64', target: 'p50≤1.2x p99≤1.5x', service: a64s, baseline: a64b }, 1.2, 1.5),
   );
-  rss.afterAdmission = process.memoryUsage().rss;
 
   // Snapshot poll of a terminal run and of a queued (active) run.
   console.log(`bench: snapshot poll, ${POLLS} each…`);
@@ -144,7 +151,6 @@ async function main(): Promise<void> {
   await stack.db.pool
     .query(`UPDATE "Run" SET status = 'COMPLETE', "finishedAt" = now() WHERE id = $1`, [terminal.runId])
     .catch(() => stack.db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [terminal.runId]));
-  const active = await send();
   const baseApp = express();
   baseApp.get('/runs/:runId', async (req, res) => {
     const { rows: found } = await stack.db.pool.query(`SELECT * FROM "Run" WHERE id = $1 AND "userId" = $2`, [
@@ -183,21 +189,6 @@ async function main(): Promise<void> {
       1.3,
     ),
   );
-  // A QUEUED run on a queue no worker polls: the live query waits for its 500 ms deadline each time,
-  // so this row takes few samples (see README: a real 'running' run is measured with a worker).
-  const QUEUED_POLLS = N('BENCH_QUEUED_POLLS', 10);
-  rows.push(
-    ratio(
-      {
-        name: 'snapshot queued(no wkr)',
-        target: '≤1.3x',
-        service: await measure(poll(active), QUEUED_POLLS, 1),
-        baseline: await measure(basePoll(active), QUEUED_POLLS, 1),
-      },
-      1.3,
-    ),
-  );
-
   // Crop with a real worker, image from a loopback server.
   console.log(`bench: crop_image, ${CROPS} sequential with a worker…`);
   const workQueue = `bench-work-${randomBytes(4).toString('hex')}`;
@@ -243,20 +234,59 @@ async function main(): Promise<void> {
   cropRow.diffP50Ms = cropS.p50 - cropB.p50;
   cropRow.meets = cropRow.diffP50Ms <= 50 && !cropS.errors;
   rows.push(cropRow);
-  rss.afterCrop = process.memoryUsage().rss;
 
-  rows.push({ name: 'end-to-end turn', target: '≤1.5x' });
-  rows.push({ name: 'sustained 60s c64', target: '≥0.6x' });
-  rows.push({ name: 'memory', target: 'no growth' });
+  // A running run: a plan-mode turn waiting for approval, its workflow live on the worker, so each
+  // poll also queries the workflow.
+  const waiting = await (async () => {
+    const res = await fetch(`${gw2.url}/api/v1/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        text: 'crop this to the left half',
+        image_urls: [`${media.url}/photo.jpg`],
+        planMode: true,
+      }),
+    });
+    return (await res.json()) as { chatId: string; runId: string };
+  })();
+  const pollLive = async () => {
+    const res = await fetch(`${gw2.url}/api/v1/chats/${waiting.chatId}/runs/${waiting.runId}`, {
+      headers: user.bearer,
+    });
+    const snapshot = (await res.json()) as { status: string };
+    if (snapshot.status !== 'WAITING') throw new Error(`snapshot of the running run: ${snapshot.status}`);
+  };
+  for (let tries = 0; ; tries++) {
+    try {
+      await pollLive();
+      break;
+    } catch (err) {
+      if (tries > 200) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  await measure(pollLive, 100, 4);
+  rows.push(
+    ratio(
+      {
+        name: 'snapshot running',
+        target: '≤1.3x',
+        service: await measure(pollLive, POLLS, 1),
+        baseline: await measure(basePoll(waiting), POLLS, 1),
+      },
+      1.3,
+    ),
+  );
 
+  rows.push(...turns.rows);
   const table = printTable(rows);
   console.log('\n' + table);
-  console.log(
-    `\nrss (whole process: gateway + worker + Temporal SDK; PostgreSQL and the Temporal server are separate processes): ` +
-      Object.entries(rss)
-        .map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(0)} MiB`)
-        .join(', '),
-  );
+  const memoryTable = [
+    '| moment | gateway MiB | worker MiB |',
+    '|---|---|---|',
+    ...Object.entries(turns.memory).map(([k, v]) => `| ${k} | ${v.gatewayMiB} | ${v.workerMiB} |`),
+  ].join('\n');
+  console.log(`\nresident memory of the gateway and worker processes (the memory row):\n${memoryTable}`);
   const date = new Date().toISOString().slice(0, 10);
   const out = {
     date: new Date().toISOString(),
@@ -270,8 +300,9 @@ async function main(): Promise<void> {
     },
     samples: { SEQ, CONC, POLLS, CROPS },
     rows,
-    rssBytes: rss,
+    memoryMiB: turns.memory,
     table,
+    memoryTable,
   };
   const dir = path.join(__dirname, 'results');
   await mkdir(dir, { recursive: true });

@@ -42,16 +42,53 @@ export async function measure(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  const wall = (performance.now() - t0) / 1000;
+  return summarize(lat, errors, firstError, performance.now() - t0, concurrency);
+}
+
+/** Runs `op` back to back in each of `lanes` lanes (told its lane) until `seconds` have passed. */
+export async function measureFor(
+  seconds: number,
+  lanes: number,
+  op: (lane: number) => Promise<unknown>,
+): Promise<Figures> {
+  const lat: number[] = [];
+  let errors = 0;
+  let firstError: unknown;
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (performance.now() < until) {
+        const s = performance.now();
+        try {
+          await op(lane);
+          lat.push(performance.now() - s);
+        } catch (err) {
+          errors++;
+          firstError ??= err;
+        }
+      }
+    }),
+  );
+  return summarize(lat, errors, firstError, performance.now() - t0, lanes);
+}
+
+function summarize(
+  lat: number[],
+  errors: number,
+  firstError: unknown,
+  wallMs: number,
+  concurrency: number,
+): Figures {
   if (errors)
     console.error(`  ${errors} errors, first: ${String((firstError as Error)?.message ?? firstError)}`);
   lat.sort((a, b) => a - b);
   return {
-    n,
+    n: lat.length + errors,
     concurrency,
     p50: quantile(lat, 0.5),
     p99: quantile(lat, 0.99),
-    throughput: lat.length / wall,
+    throughput: lat.length / (wallMs / 1000),
     errors,
   };
 }
@@ -100,7 +137,19 @@ export function printTable(rows: Row[]): string {
           r.target,
           r.meets === undefined ? '-' : r.meets ? 'yes' : 'NO',
         ]
-      : [r.name, 'not measured', '', '', '', '', '', '', '', r.target, '-'],
+      : [
+          r.name,
+          r.note ?? 'not measured',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          r.target,
+          r.meets === undefined ? '-' : r.meets ? 'yes' : 'NO',
+        ],
   );
   const all = [head, ...body];
   const w = head.map((_, c) => Math.max(...all.map((row) => String(row[c]).length)));

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+schemathesis=$(bash scripts/schemathesis.sh)
 work=$(mktemp -d)
 info="$work/info.json"
 log="$work/serve.log"
@@ -33,7 +34,7 @@ base="http://127.0.0.1:$port"
 export FUZZ_API_KEY="$key"
 export FUZZ_SESSION_TOKEN="${cookie#*=}"
 fuzz() {
-  schemathesis --config-file test/fuzz/schemathesis.toml run "$base/api/v1/openapi.json" \
+  "$schemathesis" --config-file test/fuzz/schemathesis.toml run "$base/api/v1/openapi.json" \
     --url "$base" \
     --checks all \
     --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
