@@ -59,6 +59,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerToolsRoutes(routes, deps);
   registerWebhooksRoutes(routes, deps);
   registerDocsRoutes(routes, deps);
+  routes.methodNotAllowed();
   app.use(router);
 
   app.use(notFoundHandler);

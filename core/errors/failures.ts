@@ -2,14 +2,16 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ErrorCode } from './app-error';
 
 /**
- * The `type` of every permanent (non-retryable) activity failure. Each is also an HTTP error
- * code, so a blocking route maps a failed workflow onto the envelope without a second table.
+ * The `type` of every activity failure that names its cause: the permanent (non-retryable) ones,
+ * and MEDIA_UNAVAILABLE, also thrown retryable. Each is also an HTTP error code, so a blocking
+ * route maps a failed workflow onto the envelope without a second table.
  */
 export const FAILURE_TYPES = {
   INVALID_REQUEST: 'INVALID_REQUEST',
   INVALID_RECTANGLE: 'INVALID_RECTANGLE',
   ATTACHMENT_NOT_FOUND: 'ATTACHMENT_NOT_FOUND',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  MEDIA_UNAVAILABLE: 'MEDIA_UNAVAILABLE',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNKNOWN_TOOL: 'UNKNOWN_TOOL',
   PROVIDER_ERROR: 'PROVIDER_ERROR',

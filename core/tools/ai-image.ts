@@ -4,7 +4,7 @@ import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
 import { fetchMedia } from '../net/fetch-media';
-import { mediaFetchFailure, providerHttpFailure } from './failures';
+import { mediaFetchFailure, providerHttpFailure, providerOutputFailure } from './failures';
 import type { AiImageInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
@@ -132,7 +132,7 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
         signal: ctx.signal,
       });
     } catch (err) {
-      throw mediaFetchFailure(err, 'The generated image');
+      throw providerOutputFailure(err);
     }
     assets.push(await storeOutput(ctx, `image-${i + 1}.${media.ext}`, media.body, media.mimeType));
   }
@@ -202,7 +202,7 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
         })
       ).body;
     } catch (err) {
-      throw mediaFetchFailure(err, 'The generated image');
+      throw providerOutputFailure(err);
     }
   } else throw permanentFailure('PROVIDER_ERROR', 'OpenAI returned no image.');
   const asset = await storeOutput(ctx, 'image-1.png', await sharp(body).png().toBuffer(), 'image/png');

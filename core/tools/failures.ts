@@ -1,12 +1,15 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { permanentFailure } from '../errors/failures';
+import { FAILURE_TYPES, permanentFailure } from '../errors/failures';
 import { GuardedHttpError } from '../net/guarded-http';
 import { MediaFetchError } from '../net/fetch-media';
 
 /**
- * A failed fetch of a user's media URL as an activity failure: what no retry can mend (a refused
- * address, a 4xx, not an image) is permanent and says why; a timeout, a network error or a 5xx
- * is thrown as is, and retried.
+ * A failed fetch of a user's media URL as an activity failure. Whatever the cause, it is the
+ * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx: a refused
+ * address or too many redirects is INVALID_REQUEST, bytes of the wrong kind
+ * UNSUPPORTED_MEDIA_TYPE, too many bytes PAYLOAD_TOO_LARGE, and a host that does not answer, or
+ * answers with an error, MEDIA_UNAVAILABLE (422). Only a 5xx or 429 from that host is worth
+ * retrying, and it is retried under the same type, so the last attempt still names the cause.
  */
 export function mediaFetchFailure(err: unknown, what: string): unknown {
   if (err instanceof ApplicationFailure) return err;
@@ -20,18 +23,44 @@ export function mediaFetchFailure(err: unknown, what: string): unknown {
       case 'TOO_MANY_REDIRECTS':
       case 'REDIRECT_REFUSED':
         return permanentFailure('INVALID_REQUEST', `${what}: too many redirects.`);
-      default:
-        return err;
+      case 'TIMEOUT':
+        return permanentFailure(
+          'MEDIA_UNAVAILABLE',
+          `${what} could not be fetched: the host did not answer in time.`,
+        );
+      case 'NETWORK':
+        return permanentFailure(
+          'MEDIA_UNAVAILABLE',
+          `${what} could not be fetched: the host could not be reached.`,
+        );
     }
   }
   if (err instanceof MediaFetchError) {
     if (err.kind === 'UNSUPPORTED_TYPE')
       return permanentFailure('UNSUPPORTED_MEDIA_TYPE', `${what}: ${err.message}`);
-    if (err.status !== undefined && err.status < 500 && err.status !== 429) {
-      return permanentFailure('INVALID_REQUEST', `${what} could not be fetched (HTTP ${err.status}).`);
-    }
+    const message = `${what} could not be fetched (HTTP ${err.status}).`;
+    return ApplicationFailure.create({
+      type: FAILURE_TYPES.MEDIA_UNAVAILABLE,
+      message,
+      nonRetryable: err.status === undefined || (err.status < 500 && err.status !== 429),
+    });
   }
   return err;
+}
+
+/**
+ * A failed fetch of a provider's output: the provider's failure (502), never the caller's. A
+ * timeout, a network error, a 5xx or a 429 is retried; anything else is permanent.
+ */
+export function providerOutputFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof GuardedHttpError && (err.kind === 'TIMEOUT' || err.kind === 'NETWORK')) return err;
+  if (err instanceof MediaFetchError && err.status !== undefined && (err.status >= 500 || err.status === 429))
+    return err;
+  return permanentFailure(
+    'PROVIDER_ERROR',
+    `The generated image could not be used: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }
 
 /** A provider's answer as an activity failure: 4xx permanent (502), 429 and 5xx retried. */

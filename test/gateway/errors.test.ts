@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import { pinoHttp } from 'pino-http';
 import { apiKeyGuard } from '../../apps/gateway/middleware/auth';
@@ -76,6 +76,22 @@ describe('error envelope', () => {
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
       assert.deepEqual(await res.json(), { error: 'No such route.', code: 'NOT_FOUND' });
     }
+  });
+
+  it('answers a method a known path does not serve with 405 METHOD_NOT_ALLOWED and Allow', async () => {
+    const chatPath = '/api/v1/chats/00000000-0000-4000-8000-000000000000';
+    for (const [method, path, allow] of [
+      ['PUT', '/api/v1/chats', 'GET, HEAD, POST'],
+      ['DELETE', '/api/v1/completions', 'POST'],
+      ['POST', chatPath, 'DELETE, GET, HEAD, PATCH'],
+    ] as const) {
+      const res = await fetch(`${gateway.url}${path}`, { method, headers: user.bearer });
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.equal(res.headers.get('allow'), allow);
+      assert.equal(((await res.json()) as { code: string }).code, 'METHOD_NOT_ALLOWED');
+    }
+    const trace = await rawRequest(gateway.url, 'TRACE', '/api/v1/chats');
+    assert.match(trace, /^HTTP\/1\.1 405 /);
   });
 
   it('answers a non-UUID id with 400 INVALID_REQUEST listing each problem', async () => {
@@ -185,3 +201,17 @@ describe('rate limits', () => {
     }
   });
 });
+
+/** fetch refuses TRACE, so this one goes over a raw socket; answers the status line and headers. */
+function rawRequest(base: string, method: string, path: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+    });
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}

@@ -223,6 +223,27 @@ describe('tool routes', function () {
       }
     });
 
+    it('answers 422 MEDIA_UNAVAILABLE when the image URL cannot be fetched, charging nothing', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise((resolve) => closed.close(resolve));
+      const missing = imageUrl.replace('quadrants.png', 'missing.png');
+      for (const url of [missing, `http://127.0.0.1:${port}/gone.png`]) {
+        const res = await post(gateway, 'crop_image', { image_url: url, x: 0, y: 0, width: 1, height: 1 });
+        assert.equal(res.status, 422, url);
+        assert.equal(res.body.code, 'MEDIA_UNAVAILABLE');
+        assert.match(String(res.body.error), /could not be fetched/);
+        const call = await latestCall();
+        assert.equal(call?.status, 'FAILED');
+        const { rows } = await gateway.deps.db.pool.query(
+          `SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`,
+          [call?.id],
+        );
+        assert.equal(rows.length, 0, 'no charge');
+      }
+    });
+
     it('answers 400 INVALID_REQUEST for other bad input', async () => {
       const res = await post(gateway, 'crop_image', {
         image_url: 'ftp://x/y.png',

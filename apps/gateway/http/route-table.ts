@@ -115,6 +115,35 @@ export class RouteTable {
     this.router[spec.method](spec.path, ...guards, ...(spec.before ?? []), handler);
   }
 
+  /**
+   * Mounted after every route: a method a known path does not serve answers 405 with `Allow`,
+   * not 404, so a client can tell a wrong method from a wrong path. OPTIONS falls through to
+   * Express's own answer.
+   */
+  methodNotAllowed(): void {
+    const methods = new Map<string, Set<string>>();
+    for (const { method, path } of this.routes) {
+      const set = methods.get(path) ?? new Set<string>();
+      set.add(method.toUpperCase());
+      if (method === 'get') set.add('HEAD');
+      methods.set(path, set);
+    }
+    for (const [path, allowed] of methods) {
+      const allow = [...allowed].sort().join(', ');
+      this.router.all(path, (req, _res, next) => {
+        if (req.method === 'OPTIONS') return next();
+        throw new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed here; use ${allow}.`,
+          undefined,
+          {
+            allow,
+          },
+        );
+      });
+    }
+  }
+
   document(servers: { url: string }[] = []) {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: '3.1.0',

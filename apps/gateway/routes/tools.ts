@@ -24,17 +24,25 @@ const ERRORS: Record<ToolName, ErrorCode[]> = {
     'ATTACHMENT_NOT_FOUND',
     'UNSUPPORTED_MEDIA_TYPE',
     'PAYLOAD_TOO_LARGE',
+    'MEDIA_UNAVAILABLE',
     'PROVIDER_ERROR',
     'TIMEOUT',
   ],
   ai_image_2: [
     'UNSUPPORTED_MEDIA_TYPE',
     'PAYLOAD_TOO_LARGE',
+    'MEDIA_UNAVAILABLE',
     'PROVIDER_ERROR',
     'PROVIDER_NOT_CONFIGURED',
     'TIMEOUT',
   ],
-  merge_videos: ['UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'PROVIDER_ERROR', 'TIMEOUT'],
+  merge_videos: [
+    'UNSUPPORTED_MEDIA_TYPE',
+    'PAYLOAD_TOO_LARGE',
+    'MEDIA_UNAVAILABLE',
+    'PROVIDER_ERROR',
+    'TIMEOUT',
+  ],
 };
 
 /**
@@ -132,7 +140,8 @@ function toAppError(err: unknown): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
   let cause: unknown = err;
   while (cause instanceof Error) {
-    if (cause instanceof ApplicationFailure && cause.nonRetryable && isFailureType(cause.type)) {
+    // The failure the workflow ended with: a permanent one, or the last attempt's of a retried one.
+    if (cause instanceof ApplicationFailure && isFailureType(cause.type)) {
       return new AppError(cause.type, cause.message);
     }
     cause = cause.cause;
