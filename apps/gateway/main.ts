@@ -6,6 +6,7 @@ import { createTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createApp } from './app';
+import { listen } from './server';
 import { startDispatcher } from './runs/dispatcher';
 
 const config = loadConfigOrExit();
@@ -26,16 +27,20 @@ const deps = {
 const { app } = createApp(deps);
 const dispatcher = startDispatcher(deps);
 
-const server = app.listen(config.PORT, config.HOST, () => {
-  logger.info({ port: config.PORT }, 'gateway listening');
-  notifyReady();
-});
-// Slow-loris defence: a client must send its headers, and its whole request, in bounded time.
-server.headersTimeout = 15_000;
-server.requestTimeout = 120_000;
-server.keepAliveTimeout = 5_000;
+const listening = listen(app, config, { port: config.PORT, host: config.HOST });
+listening.then(
+  () => {
+    logger.info({ port: config.PORT }, 'gateway listening');
+    notifyReady();
+  },
+  (err: Error) => {
+    logger.fatal({ err }, 'gateway could not listen');
+    process.exit(1);
+  },
+);
 
 onShutdown(async () => {
+  const server = await listening;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await dispatcher.stop();
   await temporal.connection.close();

@@ -7,18 +7,19 @@ const bool = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((v, ctx) => {
-      const ms = parseDuration(v);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 500ms, 30s, 5m, 24h or 7d' });
-        return z.NEVER;
-      }
-      return ms;
-    });
+const toMs = (v: string, ctx: z.RefinementCtx): number => {
+  const ms = parseDuration(v);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected a duration such as 500ms, 30s, 5m, 24h or 7d' });
+    return z.NEVER;
+  }
+  return ms;
+};
+const duration = (fallback: string) => z.string().default(fallback).transform(toMs);
+const optionalDuration = z
+  .string()
+  .optional()
+  .transform((v, ctx) => (v === undefined ? undefined : toMs(v, ctx)));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalString = z
@@ -39,6 +40,8 @@ export const configSchema = z
     PUBLIC_BASE_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TRUST_PROXY: bool(false),
+    HTTP_HEADERS_TIMEOUT: duration('15s'),
+    HTTP_REQUEST_TIMEOUT: duration('120s'),
 
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// connection URL'),
     DATABASE_POOL_SIZE: positiveInt(10),
@@ -57,6 +60,12 @@ export const configSchema = z
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
     PLAN_APPROVAL_TIMEOUT: duration('24h'),
     TOOL_ROUTE_TIMEOUT: duration('5m'),
+    /**
+     * Fault injection for the fault suite only: the send route waits this long between its
+     * database commit and the workflow start, so a test can kill the gateway there. Refused in
+     * production.
+     */
+    FAULT_PAUSE_BEFORE_START: optionalDuration,
 
     STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
     STORAGE_LOCAL_DIR: z.string().default('.data/files'),
@@ -104,6 +113,13 @@ export const configSchema = z
     if (c.MODEL_PROVIDER === 'openai') need('OPENAI_API_KEY', 'MODEL_PROVIDER=openai');
     if (c.IMAGE_PROVIDER === 'prediction') need('PREDICTION_API_URL', 'IMAGE_PROVIDER=prediction');
     if (c.IMAGE_PROVIDER === 'openai') need('OPENAI_API_KEY', 'IMAGE_PROVIDER=openai');
+    if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_BEFORE_START !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FAULT_PAUSE_BEFORE_START'],
+        message: 'is a test-only fault injection and may not be set in production',
+      });
+    }
   });
 
 export type Config = Readonly<z.output<typeof configSchema>>;

@@ -2,14 +2,14 @@ import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
-import { isoOrNull, listSchema } from './common';
+import { NO_NUL, NO_NUL_MESSAGE, isoOrNull, listSchema } from './common';
 import { contentBlockSchema, type ContentBlock } from './runs';
 
 extendZodWithOpenApi(z);
 
 export const DEFAULT_CHAT_TITLE = 'New chat';
 
-const title = z.string().trim().min(1).max(120);
+const title = z.string().trim().min(1).max(120).regex(NO_NUL, NO_NUL_MESSAGE);
 
 export const chatSchema = z
   .object({

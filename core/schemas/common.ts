@@ -1,6 +1,5 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { ValidationError } from '../errors/app-error';
 
 extendZodWithOpenApi(z);
 
@@ -26,36 +25,41 @@ export const limitQuery = (max: number, fallback: number) =>
     .default(fallback)
     .openapi({ type: 'integer', minimum: 1, maximum: max, default: fallback });
 
+/**
+ * A cursor is the keyset position in hex: 12 digits of epoch milliseconds, then the 32 of the
+ * tie-breaking uuid. Every string of that shape is a position, so the document's pattern says
+ * exactly what is accepted; clients still treat it as opaque.
+ */
+const CURSOR = /^[0-9a-f]{44}$/;
+
 export const cursorQuery = z
   .string()
-  .max(512)
+  .regex(CURSOR, 'Not a cursor issued by this list.')
   .optional()
   .openapi({ description: 'The `nextCursor` of the previous page.' });
 
 /** A keyset position: the sort timestamp and the id that breaks its ties. */
-const keysetSchema = z.object({ a: z.iso.datetime(), i: z.uuid() });
 export interface Keyset {
   at: Date;
   id: string;
 }
 
 export function encodeCursor(position: Keyset): string {
-  return Buffer.from(JSON.stringify({ a: position.at.toISOString(), i: position.id })).toString('base64url');
+  return position.at.getTime().toString(16).padStart(12, '0') + position.id.replace(/-/g, '');
 }
 
-/** A cursor this service did not issue is a client error, never a 500 or an empty page. */
+/** The position a cursor names; cursorQuery has checked its shape. */
 export function decodeCursor(cursor: string): Keyset {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    json = undefined;
-  }
-  const parsed = keysetSchema.safeParse(json);
-  if (!parsed.success)
-    throw new ValidationError([{ path: 'query.cursor', message: 'Not a cursor issued by this list.' }]);
-  return { at: new Date(parsed.data.a), id: parsed.data.i };
+  const hex = cursor.slice(12);
+  return {
+    at: new Date(parseInt(cursor.slice(0, 12), 16)),
+    id: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+  };
 }
+
+/** Free text stored in PostgreSQL, which cannot hold a NUL character. */
+export const NO_NUL = /^[^\u0000]*$/;
+export const NO_NUL_MESSAGE = 'may not contain NUL characters';
 
 /**
  * One page of a keyset query that fetched `limit + 1` rows: the extra row only says another page

@@ -1,13 +1,16 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { listSchema } from './common';
+import { NO_NUL, NO_NUL_MESSAGE, listSchema } from './common';
 
 extendZodWithOpenApi(z);
 
 export const credentialsSchema = z
   .object({
     // Lowercased before validation so one mailbox is one account whatever its spelling.
-    email: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.email().max(254)),
+    email: z.preprocess(
+      (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+      z.email({ pattern: z.regexes.rfc5322Email }).max(254),
+    ),
     password: z.string().min(10).max(200),
   })
   .strict()
@@ -24,7 +27,7 @@ export function toUserDto(row: { id: string; email: string; createdAt: Date }) {
 }
 
 export const apiKeyNameSchema = z
-  .object({ name: z.string().trim().min(1).max(80) })
+  .object({ name: z.string().trim().min(1).max(80).regex(NO_NUL, NO_NUL_MESSAGE) })
   .strict()
   .openapi('NewApiKey');
 

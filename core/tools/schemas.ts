@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { NO_NUL, NO_NUL_MESSAGE } from '../schemas/common';
 
 extendZodWithOpenApi(z);
 
@@ -9,9 +10,16 @@ const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL'
 /** Marks an issue as a rectangle problem: answered 400 INVALID_RECTANGLE, not INVALID_REQUEST. */
 export const RECTANGLE_ISSUE = { rectangle: true } as const;
 
-const pixel = z.number().int().min(0);
-const pixelSize = z.number().int().min(1);
+/** Bounds stated so the document states them too; no image this service accepts is wider. */
+const MAX_PIXEL = 100_000;
+const pixel = z.number().int().min(0).max(MAX_PIXEL);
+const pixelSize = z.number().int().min(1).max(MAX_PIXEL);
 const percent = z.number().min(0).max(100);
+const RECTANGLE_FORMS: readonly (readonly string[])[] = [
+  ['x', 'y', 'width', 'height'],
+  ['x_percent', 'y_percent', 'width_percent', 'height_percent'],
+  ['crop'],
+];
 
 export const cropImageInputSchema = z
   .object({
@@ -68,18 +76,44 @@ export const cropImageInputSchema = z
       });
     }
   })
-  .openapi('CropImageInput');
+  // The refinement in the document's terms: one source, and one complete rectangle form.
+  .openapi('CropImageInput', {
+    allOf: [
+      { oneOf: [{ required: ['image_url'] }, { required: ['attachmentId'] }] },
+      {
+        oneOf: RECTANGLE_FORMS.map((form) => ({
+          required: [...form],
+          not: {
+            anyOf: RECTANGLE_FORMS.flat()
+              .filter((f) => !form.includes(f))
+              .map((f) => ({ required: [f] })),
+          },
+        })),
+      },
+    ],
+  });
 
 export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
 
 export const aiImageInputSchema = z
   .object({
-    prompt: z.string().min(1).max(4000).describe('What to draw, or how to change the image.'),
+    prompt: z
+      .string()
+      .min(1)
+      .max(4000)
+      .regex(NO_NUL, NO_NUL_MESSAGE)
+      .describe('What to draw, or how to change the image.'),
     image_url: httpUrl
       .optional()
       .describe('An image to edit (http or https); without it a new image is made.'),
     aspect_ratio: z.enum(ASPECT_RATIOS).default('1:1').describe('The output shape.'),
-    seed: z.number().int().optional().describe('Makes the result repeatable where the provider supports it.'),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(4_294_967_295)
+      .optional()
+      .describe('Makes the result repeatable where the provider supports it.'),
   })
   .openapi('AiImage2Input');
 

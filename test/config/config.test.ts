@@ -69,6 +69,14 @@ describe('configuration', () => {
     assert.ok(found.some((p) => p.startsWith('S3_ACCESS_KEY_ID:')));
   });
 
+  it('takes the fault-injection pause only outside production', () => {
+    assert.equal(loadConfig(valid).FAULT_PAUSE_BEFORE_START, undefined);
+    assert.equal(loadConfig({ ...valid, FAULT_PAUSE_BEFORE_START: '2s' }).FAULT_PAUSE_BEFORE_START, 2000);
+    assert.deepEqual(problems({ ...valid, NODE_ENV: 'production', FAULT_PAUSE_BEFORE_START: '2s' }), [
+      'FAULT_PAUSE_BEFORE_START: is a test-only fault injection and may not be set in production',
+    ]);
+  });
+
   it('refuses a malformed price', () => {
     assert.ok(problems({ ...valid, PRICE_CROP_IMAGE: '-1' }).some((p) => p.startsWith('PRICE_CROP_IMAGE:')));
   });

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp, type GatewayApp } from '../../apps/gateway/app';
+import { listen } from '../../apps/gateway/server';
 import type { GatewayDeps } from '../../apps/gateway/deps';
 import type { Config } from '../../core/config/config';
 import { createLogger } from '../../core/logging/logger';
@@ -35,9 +36,7 @@ export async function startGateway(
     ...options.deps,
   };
   const gateway = createApp(deps);
-  const server: Server = await new Promise((resolve) => {
-    const s = gateway.app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
-  });
+  const server: Server = await listen(gateway.app, config, { port: options.port ?? 0, host: '127.0.0.1' });
   const { port } = server.address() as AddressInfo;
   return {
     ...gateway,

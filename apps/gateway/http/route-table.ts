@@ -58,9 +58,9 @@ export interface Guards {
 }
 
 const COMMON_ERRORS: Record<AuthKind, ErrorCode[]> = {
-  apiKey: ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL'],
-  session: ['UNAUTHORIZED', 'FORBIDDEN', 'INTERNAL'],
-  none: ['INTERNAL'],
+  apiKey: ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
+  session: ['UNAUTHORIZED', 'FORBIDDEN', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
+  none: ['INTERNAL', 'SERVICE_UNAVAILABLE'],
 };
 
 export const errorSchema = z
@@ -195,7 +195,8 @@ export class RouteTable {
         ...(bodySchema
           ? {
               body: {
-                required: true,
+                // A JSON body whose fields are all optional may be left out: the handler reads it as {}.
+                required: spec.bodyMediaType !== undefined || !bodySchema.safeParse({}).success,
                 content: {
                   [spec.bodyMediaType ?? 'application/json']: { schema: bodySchema },
                   ...(spec.multipartBody ? { 'multipart/form-data': { schema: spec.multipartBody } } : {}),

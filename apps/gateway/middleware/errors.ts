@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError } from '../../../core/errors/app-error';
+import { AppError, ServiceUnavailableError } from '../../../core/errors/app-error';
 
 interface HttpParserError {
   type?: string;
@@ -21,6 +21,32 @@ function fromParserError(err: HttpParserError): AppError | undefined {
   }
 }
 
+/** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
+const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
+const PG_UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect)/;
+/** gRPC UNAVAILABLE: the Temporal frontend cannot be reached. */
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * A dependency that cannot be reached answers 503, so clients and load balancers retry, instead
+ * of a 500 that reads as our bug. Nothing is written half: each write is one statement or
+ * transaction, and a start that never reached Temporal is left to the dispatcher.
+ */
+function fromUnavailable(err: unknown): AppError | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  if (
+    (typeof code === 'string' && PG_UNAVAILABLE.test(code)) ||
+    PG_UNAVAILABLE_MESSAGE.test(err.message) ||
+    code === GRPC_UNAVAILABLE ||
+    cause?.code === GRPC_UNAVAILABLE
+  ) {
+    return new ServiceUnavailableError('A service this request needs is unavailable; retry shortly.');
+  }
+  return undefined;
+}
+
 export const notFoundHandler: RequestHandler = (_req, _res, next) => {
   next(new AppError('NOT_FOUND', 'No such route.'));
 };
@@ -31,8 +57,10 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     err instanceof AppError
       ? err
       : (fromParserError(err as HttpParserError) ??
+        fromUnavailable(err) ??
         new AppError('INTERNAL', 'Something went wrong on our side.'));
   if (appError.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
+  else if (appError.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, appError.message);
   else req.log.info({ code: appError.code }, appError.message);
   if (res.headersSent) {
     res.destroy();

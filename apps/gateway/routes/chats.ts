@@ -15,7 +15,14 @@ import {
   type ChatRow,
   type MessageRow,
 } from '../../../core/schemas/chats';
-import { cursorQuery, decodeCursor, limitQuery, page } from '../../../core/schemas/common';
+import {
+  NO_NUL,
+  NO_NUL_MESSAGE,
+  cursorQuery,
+  decodeCursor,
+  limitQuery,
+  page,
+} from '../../../core/schemas/common';
 import type { GatewayDeps } from '../deps';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
@@ -74,7 +81,13 @@ export function registerChatsRoutes(routes: RouteTable, deps: GatewayDeps): void
       query: z.object({
         limit: limitQuery(50, 20),
         cursor: cursorQuery,
-        q: z.string().min(1).max(120).optional().openapi({ description: 'Case-insensitive title search.' }),
+        q: z
+          .string()
+          .min(1)
+          .max(120)
+          .regex(NO_NUL, NO_NUL_MESSAGE)
+          .optional()
+          .openapi({ description: 'Case-insensitive title search.' }),
         favorite: z
           .enum(['true', 'false'])
           .optional()

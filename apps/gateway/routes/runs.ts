@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../../core/uploads/attachments';
-import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
+import { MAX_FILES, receiveFiles, receivedFiles } from '../../../core/uploads/receive';
+import { NO_NUL, NO_NUL_MESSAGE } from '../../../core/schemas/common';
 import { queuedTurnSchema, runSnapshotSchema, waitpointSchema } from '../../../core/schemas/runs';
 import type { GatewayDeps } from '../deps';
 import { currentAuth } from '../http/auth-context';
@@ -17,7 +18,7 @@ const MAX_FEEDBACK = 2000;
 
 export const completionBodySchema = z
   .object({
-    text: z.string().min(1).max(MAX_TEXT),
+    text: z.string().min(1).max(MAX_TEXT).regex(NO_NUL, NO_NUL_MESSAGE),
     chatId: z.uuid().optional(),
     image_urls: z
       .array(z.url({ protocol: /^https?$/ }))
@@ -31,7 +32,7 @@ export const completionBodySchema = z
 
 const completionFormSchema = z
   .object({
-    text: z.string().min(1).max(MAX_TEXT),
+    text: z.string().min(1).max(MAX_TEXT).regex(NO_NUL, NO_NUL_MESSAGE),
     chatId: z.uuid().optional(),
     planMode: z
       .enum(['true', 'false'])
@@ -39,9 +40,13 @@ const completionFormSchema = z
       .transform((v) => v === 'true'),
     file: z
       .array(z.string().openapi({ format: 'binary' }))
+      .max(MAX_FILES)
       .optional()
-      .openapi({ description: 'repeat for several files' }),
-    files: z.array(z.string().openapi({ format: 'binary' })).optional(),
+      .openapi({ description: `repeat for several files; ${MAX_FILES} files in all` }),
+    files: z
+      .array(z.string().openapi({ format: 'binary' }))
+      .max(MAX_FILES)
+      .optional(),
   })
   .strict()
   .openapi('CompletionForm');
@@ -94,6 +99,10 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
       } catch (err) {
         await discardObjects(deps.storage, uploads);
         throw err;
+      }
+      if (deps.config.FAULT_PAUSE_BEFORE_START !== undefined) {
+        req.log.warn({ runId: admitted.run.id }, 'fault injection: paused between commit and start');
+        await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
       }
       const triggerRunId = await startRun(deps, admitted.run);
       return {
@@ -154,7 +163,10 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
     request: {
       params: waitpointParams,
       body: z
-        .object({ approved: z.boolean(), feedback: z.string().max(MAX_FEEDBACK).optional() })
+        .object({
+          approved: z.boolean(),
+          feedback: z.string().max(MAX_FEEDBACK).regex(NO_NUL, NO_NUL_MESSAGE).optional(),
+        })
         .strict()
         .openapi('WaitpointDecision'),
     },

@@ -94,7 +94,12 @@ export function registerToolsRoutes(routes: RouteTable, deps: GatewayDeps): void
     summary: 'Any other tool name answers 404 UNKNOWN_TOOL.',
     tag: 'Tools',
     auth: 'apiKey',
-    request: { params: z.object({ toolName: z.string() }) },
+    request: {
+      params: z.object({
+        // The three tools have their own routes, matched first; this one sees only other names.
+        toolName: z.string().openapi({ not: { enum: [...TOOL_NAMES] } }),
+      }),
+    },
     responses: {},
     errors: ['UNKNOWN_TOOL'],
     handler: ({ params }) => {

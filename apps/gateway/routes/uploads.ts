@@ -10,16 +10,25 @@ import type { RouteTable } from '../http/route-table';
 const binary = z.string().openapi({ type: 'string', format: 'binary' });
 
 /** The form's text fields are validated; the file fields are only documented (multer takes them). */
-const uploadFormSchema = z.object({
-  chatId: z
-    .uuid()
-    .optional()
-    .openapi({ description: "Attaches the files to this chat (the caller's); omitting it creates no chat." }),
-  file: binary.optional().openapi({
-    description: `An image, video or audio file, at most 20 MB; repeat the field for several (${MAX_FILES} files in all).`,
-  }),
-  files: z.array(binary).optional().openapi({ description: 'Another way to send several files.' }),
-});
+const uploadFormSchema = z
+  .object({
+    chatId: z
+      .uuid()
+      .optional()
+      .openapi({
+        description: "Attaches the files to this chat (the caller's); omitting it creates no chat.",
+      }),
+    file: binary.optional().openapi({
+      description: `An image, video or audio file, at most 20 MB; repeat the field for several (${MAX_FILES} files in all).`,
+    }),
+    files: z
+      .array(binary)
+      .max(MAX_FILES)
+      .optional()
+      .openapi({ description: 'Another way to send several files.' }),
+  })
+  // At least one file, in either field.
+  .openapi({ anyOf: [{ required: ['file'] }, { required: ['files'] }] });
 
 const uploadResultSchema = z
   .object({ attachments: z.array(attachmentSchema), chatId: z.uuid().nullable() })

