@@ -154,6 +154,9 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
       })),
     };
     const waitpointId = uuid4();
+    // Listening before the row exists: an approver can see the row, and send its decision, before
+    // this workflow has even heard that the activity completed; a decision must not be lost there.
+    state.pendingWaitpointId = waitpointId;
     await agent.openPlanWaitpoint({
       runId: input.runId,
       waitpointId,
@@ -161,7 +164,6 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
       timeoutMs: input.planApprovalTimeoutMs,
     });
     state.status = 'WAITING';
-    state.pendingWaitpointId = waitpointId;
     const decided = await condition(() => decision !== undefined, input.planApprovalTimeoutMs);
     // The route claims the decision in the database before signalling, so the database has the
     // last word: a decision that raced the timer, or whose signal was lost, is read back here.

@@ -37,6 +37,8 @@ describe('faults (real processes)', function () {
     for (const p of processes.splice(0)) await p.kill();
   });
   after(async () => {
+    // Also what a failed before-hook started, which no afterEach saw.
+    for (const p of processes.splice(0)) await p.kill();
     await infra?.close();
   });
 

@@ -9,11 +9,13 @@ schemathesis=$(bash scripts/schemathesis.sh)
 work=$(mktemp -d)
 info="$work/info.json"
 log="$work/serve.log"
-FUZZ_INFO="$info" npx tsx test/fuzz/serve.ts >"$log" 2>&1 &
+# Its own session and process group, so cleanup reaches PostgreSQL and Temporal under it too.
+FUZZ_INFO="$info" setsid node --import tsx test/fuzz/serve.ts >"$log" 2>&1 &
 server=$!
 cleanup() {
-  kill -TERM "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
+  kill -TERM -- "-$server" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 "$server" 2>/dev/null || break; sleep 1; done
+  kill -KILL -- "-$server" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
