@@ -12,12 +12,9 @@ const binary = z.string().openapi({ type: 'string', format: 'binary' });
 /** The form's text fields are validated; the file fields are only documented (multer takes them). */
 const uploadFormSchema = z
   .object({
-    chatId: z
-      .uuid()
-      .optional()
-      .openapi({
-        description: "Attaches the files to this chat (the caller's); omitting it creates no chat.",
-      }),
+    chatId: z.uuid().optional().openapi({
+      description: "Attaches the files to this chat (the caller's); omitting it creates no chat.",
+    }),
     file: binary.optional().openapi({
       description: `An image, video or audio file, at most 20 MB; repeat the field for several (${MAX_FILES} files in all).`,
     }),
