@@ -24,6 +24,7 @@ const uploadFormSchema = z
       .optional()
       .openapi({ description: 'Another way to send several files.' }),
   })
+  .strict()
   // At least one file, in either field.
   .openapi({ anyOf: [{ required: ['file'] }, { required: ['files'] }] });
 
