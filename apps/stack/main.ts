@@ -6,11 +6,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import {
-  DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
-  resolveTemporalCli,
-  searchAttributeFlags,
-} from '../../core/embedded/temporal-cli';
+import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 /**
@@ -123,22 +119,12 @@ async function main(): Promise<void> {
     startChild(
       'temporal',
       cli,
-      [
-        'server',
-        'start-dev',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(TEMPORAL_PORT),
-        '--ui-port',
-        String(TEMPORAL_UI_PORT),
-        '--db-filename',
-        path.join(DATA, 'temporal.db'),
-        '--log-level',
-        'error',
-        ...searchAttributeFlags(SEARCH_ATTRIBUTES),
-        ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
-      ],
+      devServerArgs({
+        port: TEMPORAL_PORT,
+        uiPort: TEMPORAL_UI_PORT,
+        dbFile: path.join(DATA, 'temporal.db'),
+        searchAttributes: SEARCH_ATTRIBUTES,
+      }),
       env,
     );
     env.TEMPORAL_ADDRESS = `127.0.0.1:${TEMPORAL_PORT}`;

@@ -47,3 +47,28 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
 ] as const;
+
+/** `temporal server start-dev` with a persistent SQLite file, on loopback, with our settings. */
+export function devServerArgs(options: {
+  port: number;
+  uiPort: number;
+  dbFile: string;
+  searchAttributes: readonly SearchAttributeKey<SearchAttributeType>[];
+}): string[] {
+  return [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--db-filename',
+    options.dbFile,
+    '--log-level',
+    'error',
+    ...searchAttributeFlags(options.searchAttributes),
+    ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
+  ];
+}

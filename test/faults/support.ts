@@ -14,11 +14,7 @@ import path from 'node:path';
 import { Pool } from 'pg';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import {
-  DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
-  resolveTemporalCli,
-  searchAttributeFlags,
-} from '../../core/embedded/temporal-cli';
+import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { freePort } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -53,22 +49,12 @@ export async function startInfra(): Promise<Infra> {
     const uiPort = await freePort();
     temporal = spawn(
       cli,
-      [
-        'server',
-        'start-dev',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(temporalPort),
-        '--ui-port',
-        String(uiPort),
-        '--db-filename',
-        path.join(dir, 'temporal.db'),
-        '--log-level',
-        'error',
-        ...searchAttributeFlags(SEARCH_ATTRIBUTES),
-        ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS,
-      ],
+      devServerArgs({
+        port: temporalPort,
+        uiPort,
+        dbFile: path.join(dir, 'temporal.db'),
+        searchAttributes: SEARCH_ATTRIBUTES,
+      }),
       { stdio: 'ignore' },
     );
     await waitFor(async () => ((await portOpen(temporalPort)) ? true : undefined), {
