@@ -436,13 +436,18 @@ describe('faults (real processes)', function () {
 
         const winner = parallel.find((r) => r.status === 202) as { runId: string };
         await waitFor(allTerminal([winner.runId]), { timeoutMs: 60_000, what: 'the winning run' });
-        const { rows } = await infra.pool.query<{ id: string }>(
-          `SELECT id FROM "WebhookDelivery" WHERE "idempotencyKey" = $1`,
-          [winner.runId],
-        );
-        await waitFor(
-          async () =>
-            rows.every((d) => receiver.received.some((r) => r.deliveryId === d.id)) ? true : undefined,
+        // agent.completed is emitted after the run is marked COMPLETE: wait for both rows and posts.
+        const rows = await waitFor(
+          async () => {
+            const { rows: found } = await infra.pool.query<{ id: string }>(
+              `SELECT id FROM "WebhookDelivery" WHERE "idempotencyKey" = $1`,
+              [winner.runId],
+            );
+            return found.length === 2 &&
+              found.every((d) => receiver.received.some((r) => r.deliveryId === d.id))
+              ? found
+              : undefined;
+          },
           { what: 'both deliveries to arrive' },
         );
         const posts = receiver.received.filter((r) => r.runId === winner.runId);
