@@ -16,33 +16,40 @@ function quantile(sorted: number[], q: number): number {
   return sorted[i] as number;
 }
 
+/** Times operations one by one, counting failures apart; figures() sums them up. */
+function recorder() {
+  const lat: number[] = [];
+  let errors = 0;
+  let firstError: unknown;
+  return {
+    async time(op: () => Promise<unknown>): Promise<void> {
+      const s = performance.now();
+      try {
+        await op();
+        lat.push(performance.now() - s);
+      } catch (err) {
+        errors++;
+        firstError ??= err;
+      }
+    },
+    figures: (wallMs: number, concurrency: number) => summarize(lat, errors, firstError, wallMs, concurrency),
+  };
+}
+
 /** Runs `op` n times with `concurrency` in flight; latency per op in ms. */
 export async function measure(
   op: (i: number) => Promise<unknown>,
   n: number,
   concurrency = 1,
 ): Promise<Figures> {
-  const lat: number[] = [];
+  const rec = recorder();
   let next = 0;
-  let errors = 0;
-  let firstError: unknown;
   const t0 = performance.now();
   const lane = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= n) return;
-      const s = performance.now();
-      try {
-        await op(i);
-        lat.push(performance.now() - s);
-      } catch (err) {
-        errors++;
-        firstError ??= err;
-      }
-    }
+    for (let i = next++; i < n; i = next++) await rec.time(() => op(i));
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  return summarize(lat, errors, firstError, performance.now() - t0, concurrency);
+  return rec.figures(performance.now() - t0, concurrency);
 }
 
 /** Runs `op` back to back in each of `lanes` lanes (told its lane) until `seconds` have passed. */
@@ -51,26 +58,15 @@ export async function measureFor(
   lanes: number,
   op: (lane: number) => Promise<unknown>,
 ): Promise<Figures> {
-  const lat: number[] = [];
-  let errors = 0;
-  let firstError: unknown;
+  const rec = recorder();
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
   await Promise.all(
     Array.from({ length: lanes }, async (_, lane) => {
-      while (performance.now() < until) {
-        const s = performance.now();
-        try {
-          await op(lane);
-          lat.push(performance.now() - s);
-        } catch (err) {
-          errors++;
-          firstError ??= err;
-        }
-      }
+      while (performance.now() < until) await rec.time(() => op(lane));
     }),
   );
-  return summarize(lat, errors, firstError, performance.now() - t0, lanes);
+  return rec.figures(performance.now() - t0, lanes);
 }
 
 function summarize(
