@@ -1,13 +1,18 @@
-import type { WorkerDeps } from '../apps/worker/deps';
 import { modelToolSpecs } from '../core/tools/registry';
 import { createAgentActivities } from './agent';
+import { createAgentV1Activities } from './agent-v1';
+import type { ActivityDeps } from './deps';
 import { createToolsActivities } from './tools';
 import { createWebhooksActivities } from './webhooks';
 
+export type { ActivityDeps } from './deps';
+
 /** Every activity group, built once from the worker's dependencies. */
-export function createActivities(deps: WorkerDeps) {
+export function createActivities(deps: ActivityDeps) {
+  const agentDeps = { ...deps, toolSpecs: modelToolSpecs() };
   return {
-    ...createAgentActivities({ ...deps, toolSpecs: modelToolSpecs() }),
+    ...createAgentActivities(agentDeps),
+    ...createAgentV1Activities(agentDeps),
     ...createToolsActivities(deps),
     ...createWebhooksActivities(deps),
   };

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
-import type { WorkerDeps } from '../apps/worker/deps';
 import { permanentFailure } from '../core/errors/failures';
 import { GuardedHttpError } from '../core/net/guarded-http';
 import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
-import { envelopeId, serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
+import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { startDeliveryWorkflow } from '../core/webhooks/start-delivery';
+import { recordEvent } from '../core/webhooks/outbox';
+import { recordRunEvent } from '../core/runs/store';
+import { startDeliveries, starterOf } from '../workflows/client';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -18,16 +20,11 @@ const RESPONSE_MAX_BYTES = 1024 * 1024;
 const RESPONSE_LOG_BYTES = 4 * 1024;
 
 export interface EmitWebhookEventResult {
-  /** Every delivery of this event, new or already there; empty when no endpoint subscribes. */
+  /** Every delivery this call recorded; empty when none was new or no endpoint subscribes. */
   deliveryIds: string[];
 }
 
-interface DeliveryRow {
-  id: string;
-  envelopeId: string;
-  series: number;
-  status: 'PENDING' | 'DELIVERED' | 'FAILED';
-}
+type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 
 /** What the attempt log keeps of an answer: 4 KB of text, without the NULs PostgreSQL refuses. */
 function logExcerpt(body: Buffer): string {
@@ -39,52 +36,24 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function createWebhooksActivities(deps: WorkerDeps) {
+export function createWebhooksActivities(deps: ActivityDeps) {
   const { pool } = deps.db;
+  const starter = starterOf(deps);
 
   return {
     /**
-     * Writes one delivery per subscribed endpoint and starts its workflow. The unique
-     * (endpoint, event, idempotency key) row and the envelope-id workflow id make a repeated emit
-     * a no-op; a PENDING delivery whose workflow is gone is started again. It never waits for a
-     * receiver, so a slow or failing endpoint cannot delay or fail the caller.
+     * Announces an event in a step of its own, as v1 executions (and the v1 tool-call workflow) do;
+     * today the statement that changes a run or a tool call records its event itself, so for them
+     * this finds it recorded and does nothing. A run's event is taken from its row, so a v1 turn
+     * whose ending a cancel decided otherwise cannot announce the ending it expected.
      */
     async emitWebhookEvent(input: EmitWebhookEventInput): Promise<EmitWebhookEventResult> {
-      const { rows: endpoints } = await pool.query<{ id: string }>(
-        `SELECT id FROM "WebhookEndpoint"
-          WHERE "userId" = $1 AND "isActive" AND "deletedAt" IS NULL AND $2 = ANY(events)`,
-        [input.userId, input.event],
-      );
-      if (endpoints.length === 0) return { deliveryIds: [] };
-
-      // createdAt is fixed by the first emit: a conflicting insert keeps the stored payload.
-      const createdAt = new Date().toISOString();
-      for (const endpoint of endpoints) {
-        const id = envelopeId(endpoint.id, input.event, input.idempotencyKey);
-        const envelope: WebhookEnvelope = { id, event: input.event, createdAt, data: input.data };
-        await pool.query(
-          `INSERT INTO "WebhookDelivery"
-                  (id, "endpointId", event, "idempotencyKey", "envelopeId", payload, "updatedAt")
-           VALUES ($1, $2, $3, $4, $5, $6, now())
-           ON CONFLICT ("endpointId", event, "idempotencyKey") DO NOTHING`,
-          [randomUUID(), endpoint.id, input.event, input.idempotencyKey, id, JSON.stringify(envelope)],
-        );
-      }
-
-      const { rows: deliveries } = await pool.query<DeliveryRow>(
-        `SELECT id, "envelopeId", series, status FROM "WebhookDelivery"
-          WHERE "endpointId" = ANY($1::uuid[]) AND event = $2 AND "idempotencyKey" = $3`,
-        [endpoints.map((e) => e.id), input.event, input.idempotencyKey],
-      );
-      for (const d of deliveries) {
-        if (d.status !== 'PENDING') continue;
-        await startDeliveryWorkflow(deps.temporal.client, deps.config.TEMPORAL_TASK_QUEUE, {
-          deliveryId: d.id,
-          series: d.series,
-          envelopeId: d.envelopeId,
-        });
-      }
-      return { deliveryIds: deliveries.map((d) => d.id) };
+      const deliveries =
+        input.event === 'tool.completed'
+          ? await recordEvent(pool, input)
+          : await recordRunEvent(pool, { runId: input.data.runId, event: input.event });
+      await startDeliveries(starter, deliveries);
+      return { deliveryIds: deliveries.map((d) => d.deliveryId) };
     },
 
     /**
@@ -95,7 +64,7 @@ export function createWebhooksActivities(deps: WorkerDeps) {
       const ctx = Context.current();
       const { rows } = await pool.query<{
         series: number;
-        status: DeliveryRow['status'];
+        status: DeliveryStatus;
         event: WebhookEvent;
         payload: WebhookEnvelope;
         url: string;

@@ -1,17 +1,33 @@
-import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 
-/** Database bookkeeping: quick, idempotent, retried until it lands. */
-export const BOOKKEEPING_ACTIVITY_OPTIONS = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+/**
+ * Every activity's timeouts and retries, in one place, named by what they protect. Each number
+ * says why it is what it is; a workflow picks one of these and never writes its own.
+ */
+
+/**
+ * One model step: the model streams for up to a few minutes (MODEL_TIMEOUT bounds one request).
+ * Heartbeats go out every second while the model is silent too, so a worker that died mid-stream
+ * is noticed in 30 s rather than after 5 minutes, and a cancel reaches the step within ~2 s
+ * (the worker's heartbeat throttle). Four attempts ride out a provider's brief 429s and 5xx.
+ */
+export const MODEL_STEP = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 4,
+  },
 } as const satisfies ActivityOptions;
 
 /**
- * `runTool`: providers are polled for up to five minutes and a stalled attempt is noticed by its
- * heartbeats. Permanent failures (bad input, a provider's 4xx or failed job) are non-retryable
- * by type, so the retries only ever meet transient ones.
+ * One tool call: providers are polled for up to five minutes (the blocking route's window), and a
+ * stalled attempt is noticed by its heartbeats. Permanent failures (bad input, a provider's 4xx,
+ * a failed job) are non-retryable by type, so the five attempts only ever meet transient ones.
  */
-export const TOOL_ACTIVITY_OPTIONS = {
+export const TOOL_CALL = {
   startToCloseTimeout: '6 minutes',
   heartbeatTimeout: '30 seconds',
   retry: {
@@ -22,12 +38,36 @@ export const TOOL_ACTIVITY_OPTIONS = {
   },
 } as const satisfies ActivityOptions;
 
-/** Activity failures carry a message written for users (non-retryable ApplicationFailure); anything else is hidden. */
-export function userSafeMessage(err: unknown, fallback: string): string {
-  let cause: unknown = err;
-  while (cause instanceof Error) {
-    if (cause instanceof ApplicationFailure && cause.type && cause.nonRetryable) return cause.message;
-    cause = cause.cause;
-  }
-  return fallback;
-}
+/**
+ * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run
+ * as local activities (no task-queue round trip, no history events of their own beyond a marker)
+ * and are retried until PostgreSQL answers; the run cannot end without them.
+ */
+export const RUN_BOOKKEEPING = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+} as const satisfies LocalActivityOptions;
+
+/**
+ * One webhook POST. The spec's schedule: 4 attempts in all, waiting 1 s, 5 s, then 15 s
+ * (1 × 5 = 5, 5 × 5 capped at 15); each attempt has a 10 s HTTP deadline, and 15 s leaves room
+ * for the database writes around it.
+ */
+export const WEBHOOK_POST = {
+  startToCloseTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 5,
+    maximumInterval: '15 seconds',
+    maximumAttempts: 4,
+  },
+} as const satisfies ActivityOptions;
+
+/**
+ * One-statement bookkeeping a workflow must not end without (a delivery marked FAILED after its
+ * last attempt, a tool call closed when its workflow gives up): idempotent, retried until it lands.
+ */
+export const BOOKKEEPING = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+} as const satisfies ActivityOptions;

@@ -1,4 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ModelMessage, ModelReply } from '../core/model/types';
+import type { ContentBlock } from '../core/schemas/runs';
 
 /** The workflow type operators see in the Web UI, one execution per run, keyed by its chat. */
 export const AGENT_WORKFLOW_TYPE = 'agentRunWorkflow';
@@ -7,6 +9,13 @@ export const AGENT_WORKFLOW_TYPE = 'agentRunWorkflow';
 export function agentWorkflowId(chatId: string): string {
   return chatId;
 }
+
+/**
+ * Marks executions started by the turn-v2 code (one step activity per model call, the run's
+ * bookkeeping in the database's statements, every ending non-cancellable). Executions without it
+ * run the frozen v1 code (legacy/agent-v1.ts).
+ */
+export const TURN_V2_PATCH = 'turn-v2';
 
 /** At most this many model steps in one run (DECISIONS). */
 export const MAX_MODEL_STEPS = 8;
@@ -22,8 +31,14 @@ export interface AgentRunInput {
   planApprovalTimeoutMs: number;
 }
 
+/**
+ * A COMPLETE run's result. A FAILED run's workflow fails (an ApplicationFailure whose type is the
+ * error code), a run cancelled through Temporal ends Canceled, and a plan rejected or expired
+ * fails with type PLAN_REJECTED or PLAN_EXPIRED; SKIPPED is an execution that found its run
+ * already in other hands and did nothing. (v1 executions returned FAILED and CANCELLED too.)
+ */
 export interface AgentRunOutput {
-  status: 'COMPLETE' | 'FAILED' | 'CANCELLED';
+  status: 'COMPLETE' | 'FAILED' | 'CANCELLED' | 'SKIPPED';
   error?: string;
 }
 
@@ -43,5 +58,40 @@ export interface AgentRunState {
 /** Sent by the waitpoint route once it has claimed the waitpoint's decision in the database. */
 export const planDecisionSignal = defineSignal<[PlanDecision]>('planDecision');
 
-/** Live state of a run: merged into the snapshot while the run is not terminal. */
+/** Live state of a run, for operators and the snapshot's view of what the run is doing now. */
 export const runStateQuery = defineQuery<AgentRunState>('runState');
+
+/** Input of one model step (the agentStep activity). */
+export interface AgentStepInput {
+  runId: string;
+  step: number;
+  /** The assistant text of this turn's earlier steps. */
+  textSoFar: string;
+  /** This turn's content blocks so far: the assistant message, should this step end the turn. */
+  contentBlocks: ContentBlock[];
+  /** This turn's assistant and tool messages so far, after the stored history. */
+  turnMessages: ModelMessage[];
+  /** Set while a plan still needs approval: a reply with tool calls opens this waitpoint. */
+  planWaitpoint?: { id: string; timeoutMs: number };
+}
+
+export type AgentStepResult =
+  /** The run has ended (this step ended it, or a retry found it ended). */
+  | { kind: 'ended'; status: 'COMPLETE' | 'FAILED' | 'CANCELLED'; error: string | null }
+  /** A cancel was asked for, or the chat deleted, before the model was called. */
+  | { kind: 'stop' }
+  /** The run is in another execution's hands, or ended without this one. */
+  | { kind: 'other' }
+  | { kind: 'missing' }
+  /** The model asked for tools; with `waitpointId`, the plan now waits for approval. */
+  | { kind: 'tools'; reply: ModelReply; waitpointId?: string };
+
+/** What goes before a new step's text: the earlier steps' text and a paragraph break, if any. */
+export function textPrefix(soFar: string): string {
+  return soFar ? `${soFar}\n\n` : '';
+}
+
+/** Text of successive model steps, one paragraph each, as the snapshot and the message show it. */
+export function appendText(soFar: string, piece: string): string {
+  return piece ? textPrefix(soFar) + piece : soFar;
+}

@@ -1,21 +1,28 @@
 import {
-  type ActivityOptions,
+  ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   isCancellation,
+  log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
   uuid4,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentActivities } from '../activities/agent';
 import type { ToolsActivities } from '../activities/tools';
-import type { WebhooksActivities } from '../activities/webhooks';
-import type { AgentEventData, ToolResult } from '../core/schemas/events';
-import type { ContentBlock, Plan } from '../core/schemas/runs';
 import type { ModelMessage, ModelToolCall } from '../core/model/types';
+import type { ToolResult } from '../core/schemas/events';
+import type { ContentBlock } from '../core/schemas/runs';
+import { MODEL_STEP, RUN_BOOKKEEPING, TOOL_CALL } from './activity-options';
 import {
   MAX_MODEL_STEPS,
+  TURN_V2_PATCH,
+  appendText,
   planDecisionSignal,
   runStateQuery,
   type AgentRunInput,
@@ -23,164 +30,182 @@ import {
   type AgentRunState,
   type PlanDecision,
 } from './agent.contract';
-import { BOOKKEEPING_ACTIVITY_OPTIONS, TOOL_ACTIVITY_OPTIONS, userSafeMessage } from './activity-options';
-import { WEBHOOK_EMIT_ACTIVITY_OPTIONS } from './webhook-delivery.contract';
+import { userSafeFailure } from './failures';
+import { agentRunWorkflowV1 } from './legacy/agent-v1';
+import { runStatusSearchAttribute } from './search-attributes';
 
-/** A model step streams for a while: its own timeout, and a stalled stream is noticed through heartbeats. */
-const MODEL_STEP_OPTIONS = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 4,
-  },
-} as const satisfies ActivityOptions;
+const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
+const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
+const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'expirePlan'>>(RUN_BOOKKEEPING);
 
-const agent = proxyActivities<AgentActivities>(BOOKKEEPING_ACTIVITY_OPTIONS);
-const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_ACTIVITY_OPTIONS);
-const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(WEBHOOK_EMIT_ACTIVITY_OPTIONS);
-
-class RunCancelled extends Error {}
-
-/** One agent turn: model steps, tool calls, optional plan approval, and the events around them. */
+/** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
-  const state: AgentRunState = {
-    status: 'RUNNING',
+  // Runs started before turn-v2 replay, and go on, on the code they started with.
+  if (!patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
+  return new Turn(input).run();
+}
+
+type RunStatus = AgentRunState['status'];
+
+/** How the turn's own work ended, before the database has had its say. */
+type Ending =
+  | { ended: { status: 'COMPLETE' | 'FAILED' | 'CANCELLED'; error: string | null } }
+  | { skipped: true }
+  | { missing: true }
+  | {
+      status: 'COMPLETE' | 'FAILED' | 'CANCELLED';
+      error: string | null;
+      /** The Temporal failure type a FAILED or CANCELLED run ends with. */
+      code?: string;
+      waitpointStatus?: 'EXPIRED';
+    };
+
+class Stop extends Error {}
+const CANCELLED = 'The run was cancelled.';
+
+class Turn {
+  private readonly live: AgentRunState = {
+    status: 'QUEUED',
     step: 0,
     pendingWaitpointId: null,
     runningToolCallIds: [],
   };
-  let decision: PlanDecision | undefined;
-  setHandler(runStateQuery, () => state);
-  setHandler(planDecisionSignal, (d) => {
-    // Duplicate and late decisions change nothing: only the first for the open waitpoint counts.
-    if (d.waitpointId === state.pendingWaitpointId && !decision) decision = d;
-  });
+  private readonly decisions = new Map<string, PlanDecision>();
+  private text = '';
+  private readonly contentBlocks: ContentBlock[] = [];
+  private readonly messages: ModelMessage[] = [];
+  private reported: RunStatus = 'QUEUED';
 
-  const eventData = (status: AgentEventData['status'], error?: string): AgentEventData => ({
-    chatId: input.chatId,
-    runId: input.runId,
-    messageId: input.messageId,
-    traceId: input.traceId,
-    processId: workflowInfo().runId,
-    status,
-    assistantMessageId: input.assistantMessageId,
-    ...(error === undefined ? {} : { error }),
-  });
-
-  const started = await agent.markRunStarted({ runId: input.runId });
-  if (started === 'NOT_QUEUED') return { status: 'CANCELLED' };
-
-  const contentBlocks: ContentBlock[] = [];
-  let text = '';
-  try {
-    if (started === 'CANCEL_REQUESTED') throw new RunCancelled();
-    await webhooks.emitWebhookEvent({
-      userId: input.userId,
-      event: 'agent.started',
-      idempotencyKey: input.runId,
-      data: eventData('QUEUED'),
+  constructor(private readonly input: AgentRunInput) {
+    setHandler(runStateQuery, () => this.live);
+    // Kept by waitpoint, first decision wins: a decision may arrive before the step that opened
+    // its waitpoint has even returned, and a duplicate changes nothing.
+    setHandler(planDecisionSignal, (d) => {
+      if (!this.decisions.has(d.waitpointId)) this.decisions.set(d.waitpointId, d);
     });
+  }
 
-    const messages: ModelMessage[] = await agent.loadHistory({ runId: input.runId });
-    let planApproved = !input.planMode;
-    for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
-      state.step = step;
-      const reply = await agent.callModel.executeWithOptions(
-        { ...MODEL_STEP_OPTIONS, summary: `model step ${step}` },
-        [{ runId: input.runId, step, messages, textSoFar: text ? `${text}\n\n` : '' }],
-      );
-      if (reply.text) {
-        text = text ? `${text}\n\n${reply.text}` : reply.text;
-        contentBlocks.push({ type: 'text', text: reply.text });
-      }
-      messages.push({ role: 'assistant', text: reply.text, toolCalls: reply.toolCalls });
-      if (reply.toolCalls.length === 0) break;
-
-      if (!planApproved) {
-        const approved = await awaitPlanApproval(reply.text, reply.toolCalls);
-        if (!approved) throw new RunCancelled();
-        planApproved = true;
-      }
-      for (const call of reply.toolCalls) {
-        messages.push(await runToolCall(call));
+  async run(): Promise<AgentRunOutput> {
+    let ending: Ending;
+    try {
+      ending = await this.converse();
+    } catch (err) {
+      if (err instanceof Stop || isCancellation(err)) ending = { status: 'CANCELLED', error: CANCELLED };
+      else {
+        const failure = userSafeFailure(err, 'The agent could not finish this turn.');
+        ending = { status: 'FAILED', error: failure.message, code: failure.code };
       }
     }
-
-    await agent.finishRun({
-      runId: input.runId,
-      status: 'COMPLETE',
-      text,
-      contentBlocks,
-      error: null,
-    });
-    state.status = 'COMPLETE';
-    await webhooks.emitWebhookEvent({
-      userId: input.userId,
-      event: 'agent.completed',
-      idempotencyKey: input.runId,
-      data: eventData('COMPLETE'),
-    });
-    return { status: 'COMPLETE' };
-  } catch (err) {
-    const cancelled = err instanceof RunCancelled || isCancellation(err);
-    const status = cancelled ? 'CANCELLED' : 'FAILED';
-    const error = cancelled
-      ? 'The run was cancelled.'
-      : userSafeMessage(err, 'The agent could not finish this turn.');
-    // Cancellation of the workflow must not stop the bookkeeping that records it.
-    await CancellationScope.nonCancellable(async () => {
-      await agent.finishRun({ runId: input.runId, status, text, contentBlocks, error });
-      state.status = status;
-      await webhooks.emitWebhookEvent({
-        userId: input.userId,
-        event: 'agent.failed',
-        idempotencyKey: input.runId,
-        data: eventData(status, cancelled ? undefined : error),
+    if ('skipped' in ending) return { status: 'SKIPPED' };
+    // Whatever stopped the turn, and whenever: its ending is recorded, and a cancel cannot stop that.
+    const ended =
+      'ended' in ending
+        ? ending.ended
+        : 'missing' in ending
+          ? null
+          : await CancellationScope.nonCancellable(() =>
+              bookkeeping.finishRun({
+                runId: this.input.runId,
+                userId: this.input.userId,
+                status: ending.status,
+                error: ending.error,
+                text: this.text,
+                contentBlocks: this.contentBlocks,
+                waitpointStatus: ending.waitpointStatus ?? 'CANCELLED',
+              }),
+            );
+    if (!ended) {
+      log.warn('The run row is gone; nothing to record or announce.', { runId: this.input.runId });
+      throw ApplicationFailure.create({
+        type: 'RUN_NOT_FOUND',
+        message: 'The run no longer exists.',
+        nonRetryable: true,
       });
-    });
-    return { status, error };
+    }
+    this.report(ended.status, ended.status.toLowerCase());
+    return this.end(ended, 'code' in ending ? ending.code : undefined);
   }
 
-  async function awaitPlanApproval(summary: string, calls: ModelToolCall[]): Promise<boolean> {
-    const plan: Plan = {
-      summary: summary.trim() || `Run ${calls.length} tool call${calls.length === 1 ? '' : 's'}.`,
-      steps: calls.map((c) => ({
-        toolName: c.toolName,
-        input: c.input,
-        reason: `Requested by the agent for step ${state.step}.`,
-      })),
+  /** Temporal's status tells the run's: Completed, Failed with the error code, or Canceled. */
+  private end(ended: { status: RunStatus; error: string | null }, code: string | undefined): AgentRunOutput {
+    if (ended.status === 'COMPLETE') return { status: 'COMPLETE' };
+    const message = ended.error ?? CANCELLED;
+    if (ended.status === 'CANCELLED' && CancellationScope.current().consideredCancelled) {
+      throw new CancelledFailure(message);
+    }
+    throw ApplicationFailure.create({
+      type: ended.status === 'CANCELLED' ? (code ?? 'RUN_CANCELLED') : (code ?? 'INTERNAL'),
+      message,
+      nonRetryable: true,
+    });
+  }
+
+  private async converse(): Promise<Ending> {
+    let planApproved = !this.input.planMode;
+    for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
+      this.live.step = step;
+      this.report('RUNNING', `model step ${step}`);
+      const result = await steps.agentStep.executeWithOptions({ summary: `model step ${step}` }, [
+        {
+          runId: this.input.runId,
+          step,
+          textSoFar: this.text,
+          contentBlocks: this.contentBlocks,
+          turnMessages: this.messages,
+          ...(planApproved
+            ? {}
+            : { planWaitpoint: { id: uuid4(), timeoutMs: this.input.planApprovalTimeoutMs } }),
+        },
+      ]);
+      if (result.kind === 'ended') return { ended: result };
+      if (result.kind === 'other') return { skipped: true };
+      if (result.kind === 'missing') return { missing: true };
+      if (result.kind === 'stop') throw new Stop();
+
+      const { reply } = result;
+      this.text = appendText(this.text, reply.text);
+      if (reply.text) this.contentBlocks.push({ type: 'text', text: reply.text });
+      this.messages.push({ role: 'assistant', text: reply.text, toolCalls: reply.toolCalls });
+      if (result.waitpointId) {
+        const refused = await this.awaitPlan(result.waitpointId);
+        if (refused) return refused;
+        planApproved = true;
+      }
+      for (const call of reply.toolCalls) this.messages.push(await this.runToolCall(call));
+    }
+    // The last step still asked for tools: they ran, and the turn ends with what it has.
+    return { status: 'COMPLETE', error: null };
+  }
+
+  /** Waits for the plan's decision; answers how the run ends when it is not an approval. */
+  private async awaitPlan(waitpointId: string): Promise<Ending | undefined> {
+    this.live.pendingWaitpointId = waitpointId;
+    this.report('WAITING', 'waiting for plan approval');
+    const decided = await condition(() => this.decisions.has(waitpointId), this.input.planApprovalTimeoutMs);
+    // The route claims a decision in the database before it signals, so when the timer fires
+    // first the database still has the last word: a decision claimed a moment earlier counts.
+    const status = decided
+      ? this.decisions.get(waitpointId)?.approved
+        ? 'APPROVED'
+        : 'REJECTED'
+      : (await bookkeeping.expirePlan({ waitpointId })).status;
+    this.live.pendingWaitpointId = null;
+    if (status === 'APPROVED') return undefined;
+    if (status === 'REJECTED')
+      return { status: 'CANCELLED', error: 'The plan was rejected.', code: 'PLAN_REJECTED' };
+    return {
+      status: 'CANCELLED',
+      error: 'The plan was not approved in time.',
+      code: 'PLAN_EXPIRED',
+      waitpointStatus: 'EXPIRED',
     };
-    const waitpointId = uuid4();
-    // Listening before the row exists: an approver can see the row, and send its decision, before
-    // this workflow has even heard that the activity completed; a decision must not be lost there.
-    state.pendingWaitpointId = waitpointId;
-    await agent.openPlanWaitpoint({
-      runId: input.runId,
-      waitpointId,
-      plan,
-      timeoutMs: input.planApprovalTimeoutMs,
-    });
-    state.status = 'WAITING';
-    const decided = await condition(() => decision !== undefined, input.planApprovalTimeoutMs);
-    // The route claims the decision in the database before signalling, so the database has the
-    // last word: a decision that raced the timer, or whose signal was lost, is read back here.
-    const outcome = decided
-      ? { status: decision?.approved ? ('APPROVED' as const) : ('REJECTED' as const) }
-      : await agent.expireWaitpoint({ runId: input.runId, waitpointId });
-    state.pendingWaitpointId = null;
-    if (outcome.status !== 'APPROVED') return false;
-    state.status = 'RUNNING';
-    await agent.resumeRun({ runId: input.runId });
-    return true;
   }
 
-  async function runToolCall(call: ModelToolCall): Promise<ModelMessage> {
+  private async runToolCall(call: ModelToolCall): Promise<ModelMessage> {
     const toolCallId = uuid4();
-    contentBlocks.push({ type: 'tool_use', toolCallId, toolName: call.toolName, input: call.input });
-    state.runningToolCallIds = [toolCallId];
+    this.contentBlocks.push({ type: 'tool_use', toolCallId, toolName: call.toolName, input: call.input });
+    this.live.runningToolCallIds = [toolCallId];
+    this.report('RUNNING', call.toolName);
     let result: ToolResult;
     try {
       result = await tools.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
@@ -188,15 +213,15 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
           toolCallId,
           toolName: call.toolName,
           input: call.input,
-          userId: input.userId,
-          chatId: input.chatId,
-          runId: input.runId,
+          userId: this.input.userId,
+          chatId: this.input.chatId,
+          runId: this.input.runId,
         },
       ]);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const error = userSafeMessage(err, 'The agent could not finish this turn.');
-      contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, error });
+      const { message: error } = userSafeFailure(err, 'The tool call failed.');
+      this.contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, error });
       return {
         role: 'tool',
         toolCallId: call.id,
@@ -204,15 +229,18 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOu
         content: JSON.stringify({ error }),
       };
     } finally {
-      state.runningToolCallIds = [];
+      this.live.runningToolCallIds = [];
     }
-    contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, result });
-    await webhooks.emitWebhookEvent({
-      userId: input.userId,
-      event: 'tool.completed',
-      idempotencyKey: toolCallId,
-      data: { ...result, toolCallId, chatId: input.chatId, runId: input.runId },
-    });
+    this.contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, result });
     return { role: 'tool', toolCallId: call.id, toolName: call.toolName, content: JSON.stringify(result) };
+  }
+
+  /** The status operators filter on (AgentRunStatus) and what the run is doing now, in the Web UI. */
+  private report(status: RunStatus, details: string): void {
+    this.live.status = status;
+    setCurrentDetails(details);
+    if (status === this.reported) return;
+    this.reported = status;
+    upsertSearchAttributes([{ key: runStatusSearchAttribute, value: status }]);
   }
 }

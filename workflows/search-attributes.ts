@@ -1,15 +1,31 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** Let an operator find any run or tool call in the Temporal Web UI. */
+/** Let an operator find any run, tool call or delivery in the Temporal Web UI. */
 export const chatIdSearchAttribute = defineSearchAttributeKey('ChatId', SearchAttributeType.KEYWORD);
 // `RunId` is reserved by Temporal (it is the execution's own run id), so ours carries a prefix.
 export const runIdSearchAttribute = defineSearchAttributeKey('AgentRunId', SearchAttributeType.KEYWORD);
 export const userIdSearchAttribute = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
 export const toolNameSearchAttribute = defineSearchAttributeKey('ToolName', SearchAttributeType.KEYWORD);
+/** The run's status as its snapshot shows it: upserted by the agent workflow as it changes. */
+export const runStatusSearchAttribute = defineSearchAttributeKey(
+  'AgentRunStatus',
+  SearchAttributeType.KEYWORD,
+);
+export const webhookEventSearchAttribute = defineSearchAttributeKey(
+  'WebhookEvent',
+  SearchAttributeType.KEYWORD,
+);
+export const webhookEndpointIdSearchAttribute = defineSearchAttributeKey(
+  'WebhookEndpointId',
+  SearchAttributeType.KEYWORD,
+);
 
 export const SEARCH_ATTRIBUTES = [
   chatIdSearchAttribute,
   runIdSearchAttribute,
   userIdSearchAttribute,
   toolNameSearchAttribute,
+  runStatusSearchAttribute,
+  webhookEventSearchAttribute,
+  webhookEndpointIdSearchAttribute,
 ] as const;

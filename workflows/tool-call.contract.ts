@@ -12,3 +12,6 @@ export function toolCallWorkflowId(toolCallId: string): string {
 /** Started on config.TEMPORAL_TASK_QUEUE, the queue every worker serves. */
 export type ToolCallInput = RunToolInput;
 export type ToolCallOutput = ToolResult;
+
+/** Marks executions whose runTool records tool.completed with the call's success (no emit step). */
+export const TOOL_OUTBOX_PATCH = 'tool-outbox';

@@ -1,18 +1,18 @@
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { ToolsActivities } from '../activities/tools';
 import type { WebhooksActivities } from '../activities/webhooks';
-import { BOOKKEEPING_ACTIVITY_OPTIONS, TOOL_ACTIVITY_OPTIONS, userSafeMessage } from './activity-options';
-import type { ToolCallInput, ToolCallOutput } from './tool-call.contract';
-import { WEBHOOK_EMIT_ACTIVITY_OPTIONS } from './webhook-delivery.contract';
+import { BOOKKEEPING, TOOL_CALL } from './activity-options';
+import { userSafeFailure } from './failures';
+import { TOOL_OUTBOX_PATCH, type ToolCallInput, type ToolCallOutput } from './tool-call.contract';
 
-const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_ACTIVITY_OPTIONS);
-const bookkeeping = proxyActivities<Pick<ToolsActivities, 'markToolCallFailed'>>(
-  BOOKKEEPING_ACTIVITY_OPTIONS,
-);
-const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(WEBHOOK_EMIT_ACTIVITY_OPTIONS);
+const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
+const bookkeeping = proxyActivities<Pick<ToolsActivities, 'markToolCallFailed'>>(BOOKKEEPING);
+// Only executions from before the tool-outbox patch announce tool.completed in a step of their own.
+const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(BOOKKEEPING);
 
-/** A blocking tool route's call: run the tool, announce tool.completed, answer the result. */
+/** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
+  const outboxed = patched(TOOL_OUTBOX_PATCH);
   let result: ToolCallOutput;
   try {
     result = await tools.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [
@@ -25,21 +25,23 @@ export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOu
         toolCallId: input.toolCallId,
         error: isCancellation(err)
           ? 'The tool call was cancelled.'
-          : userSafeMessage(err, "The tool's provider failed."),
+          : userSafeFailure(err, "The tool's provider failed.").message,
       }),
     );
     throw err;
   }
-  await webhooks.emitWebhookEvent({
-    userId: input.userId,
-    event: 'tool.completed',
-    idempotencyKey: input.toolCallId,
-    data: {
-      ...result,
-      toolCallId: input.toolCallId,
-      ...(input.chatId ? { chatId: input.chatId } : {}),
-      ...(input.runId ? { runId: input.runId } : {}),
-    },
-  });
+  if (!outboxed) {
+    await webhooks.emitWebhookEvent({
+      userId: input.userId,
+      event: 'tool.completed',
+      idempotencyKey: input.toolCallId,
+      data: {
+        ...result,
+        toolCallId: input.toolCallId,
+        ...(input.chatId ? { chatId: input.chatId } : {}),
+        ...(input.runId ? { runId: input.runId } : {}),
+      },
+    });
+  }
   return result;
 }

@@ -1,5 +1,3 @@
-import type { ActivityOptions } from '@temporalio/common';
-
 /** The workflow type operators see in the Web UI: one execution per delivery series. */
 export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 
@@ -20,18 +18,3 @@ export type WebhookDeliveryOutput = DeliverWebhookResult | 'FAILED';
 export function webhookDeliveryWorkflowId(envelopeId: string, series: number): string {
   return series > 1 ? `${envelopeId}:s${series}` : envelopeId;
 }
-
-/**
- * Proxy options for the `emitWebhookEvent` activity, for every workflow that emits: it only
- * writes delivery rows and starts delivery workflows, so it is quick and safe to retry (both
- * steps are idempotent), and it never waits for a receiver.
- */
-export const WEBHOOK_EMIT_ACTIVITY_OPTIONS = {
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 10,
-  },
-} as const satisfies ActivityOptions;

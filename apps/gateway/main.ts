@@ -8,6 +8,7 @@ import { createStorage } from '../../core/storage';
 import { createApp } from './app';
 import { listen } from './server';
 import { startDispatcher } from './runs/dispatcher';
+import { startReconciler } from './runs/reconciler';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
@@ -26,6 +27,7 @@ const deps = {
 };
 const { app } = createApp(deps);
 const dispatcher = startDispatcher(deps);
+const reconciler = startReconciler(deps);
 
 const listening = listen(app, config, { port: config.PORT, host: config.HOST });
 listening.then(
@@ -43,6 +45,7 @@ onShutdown(async () => {
   const server = await listening;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await dispatcher.stop();
+  await reconciler.stop();
   await temporal.connection.close();
   await db.close();
 });

@@ -1,6 +1,6 @@
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import type { WorkerDeps } from './deps';
+import type { ActivityDeps } from '../../activities/deps';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -9,7 +9,7 @@ export interface WorkerOptions {
 }
 
 /** Builds the worker from its dependencies; main.ts and the tests both call this. */
-export async function createWorker(deps: WorkerDeps, options: WorkerOptions): Promise<Worker> {
+export async function createWorker(deps: ActivityDeps, options: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

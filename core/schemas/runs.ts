@@ -57,7 +57,7 @@ export const waitpointSchema = z
   .object({
     id: z.uuid(),
     type: z.literal('PLAN_APPROVAL'),
-    status: z.enum(['PENDING', 'APPROVED', 'REJECTED', 'EXPIRED']),
+    status: z.enum(['PENDING', 'APPROVED', 'REJECTED', 'EXPIRED', 'CANCELLED']),
     plan: planSchema,
     feedback: z.string().nullable(),
     createdAt: z.iso.datetime(),

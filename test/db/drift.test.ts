@@ -14,6 +14,7 @@ import { testStack } from '../support/stack';
 /** Invariants only SQL can state (see the comment at the top of schema.prisma). */
 const SQL_ONLY_INDEXES = new Map([
   ['Run_one_active_per_chat', `UNIQUE (chatId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
+  ['WebhookDelivery_pending_updatedAt_idx', `INDEX (updatedAt) WHERE status IN ('PENDING')`],
 ]);
 
 interface DmmfField {

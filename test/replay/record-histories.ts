@@ -1,50 +1,122 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import { permanentFailure } from '../../core/errors/failures';
+import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
 import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { createTestUser } from '../support/auth';
 import { startGateway } from '../support/gateway';
-import { ScriptedModel } from '../support/scripted-model';
 import { stopTestStack, testStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { startWorker } from '../support/worker';
 
 /**
- * Records agent workflow histories for the replay test. Run it (`npx tsx test/replay/record-histories.ts`)
- * only when a workflow change is meant to be incompatible, and say so in the change.
+ * Records a workflow history for every path a run, a tool call and a delivery can take, for the
+ * replay test (test/replay/replay.test.ts). Run it (`npx tsx test/replay/record-histories.ts <prefix>`)
+ * when a workflow changes, so the corpus holds the new code's histories beside the old ones; the
+ * old ones stay, since runs written by the old code may still be in flight when the new code starts.
  */
+type Step = ModelReply | { fail: string } | { hold: true; reply: ModelReply };
+
+/** Each call takes the next step: a reply, a permanent failure, or a reply held until cancelled. */
+class RecordingModel implements ModelProvider {
+  readonly name = 'recording';
+  readonly steps: Step[] = [];
+
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    const step = this.steps.shift() ?? { text: 'done', toolCalls: [] };
+    if ('fail' in step) throw permanentFailure('PROVIDER_ERROR', step.fail);
+    if ('hold' in step) {
+      request.onText(step.reply.text);
+      await new Promise<never>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }),
+      );
+    }
+    const reply = step as ModelReply;
+    request.onText(reply.text);
+    return reply;
+  }
+}
+
 async function main(): Promise<void> {
+  const prefix = process.argv[2];
+  if (!prefix) throw new Error('usage: record-histories.ts <prefix, e.g. v2>');
+  const out = path.join(__dirname, 'histories');
+  await mkdir(out, { recursive: true });
+
   const stack = await testStack();
-  const model = new ScriptedModel([]);
-  const config = stack.config({ TEMPORAL_TASK_QUEUE: `record-${randomUUID()}`, PLAN_APPROVAL_TIMEOUT: '1s' });
+  const model = new RecordingModel();
+  const settings = { PLAN_APPROVAL_TIMEOUT: '2s', IMAGE_PROVIDER: 'local-preview' };
+  const config = stack.config({ ...settings, TEMPORAL_TASK_QUEUE: `record-${randomUUID()}` });
   const worker = await startWorker({ config, deps: { model } });
   const gateway = await startGateway({ config });
   const user = await createTestUser();
-  const send = async (body: object) =>
-    (await (
-      await fetch(`${gateway.url}/api/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...user.bearer },
-        body: JSON.stringify(body),
-      })
-    ).json()) as { chatId: string; runId: string };
-  const finished = async (turn: { chatId: string; runId: string }) => {
-    await waitFor(async () => {
-      const s = (await (
-        await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, { headers: user.bearer })
-      ).json()) as { status: string };
-      return ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status) ? s : undefined;
+
+  // A receiver that fails every first attempt, so the delivery history holds a retry.
+  const seen = new Set<string>();
+  const receiver = createServer((req, res) => {
+    const id = String(req.headers['x-svc-delivery-id']);
+    req.resume();
+    res.statusCode = seen.has(id) ? 200 : 500;
+    seen.add(id);
+    res.end();
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+  const call = async (
+    method: string,
+    route: string,
+    body?: object,
+    headers: object = user.bearer,
+    base = gateway.url,
+  ) => {
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body ? JSON.stringify(body) : undefined,
     });
-    // The CLI writes the same JSON the Web UI downloads, which historyFromJSON reads.
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`${method} ${route}: ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+  };
+  const send = async (body: object) =>
+    (await call('POST', '/api/v1/completions', body)) as { chatId: string; runId: string };
+  const snapshot = (t: { chatId: string; runId: string }) =>
+    call('GET', `/api/v1/chats/${t.chatId}/runs/${t.runId}`) as Promise<{
+      status: string;
+      waitpoints: { id: string; status: string }[];
+    }>;
+  const until = (
+    t: { chatId: string; runId: string },
+    accept: (s: Awaited<ReturnType<typeof snapshot>>) => boolean,
+  ) =>
+    waitFor(
+      async () => {
+        const s = await snapshot(t);
+        return accept(s) ? s : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the run' },
+    );
+  const terminal = (s: { status: string }) => ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status);
+
+  const show = async (workflowId: string) => {
+    // Wait for the execution to close, then take the JSON the Web UI also downloads.
+    await stack.temporal.client.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch(() => undefined);
     const { stdout } = await promisify(execFile)(
       await resolveTemporalCli(),
       [
         'workflow',
         'show',
         '--workflow-id',
-        turn.chatId,
+        workflowId,
         '--address',
         stack.temporalAddress,
         '--output',
@@ -54,29 +126,164 @@ async function main(): Promise<void> {
     );
     return stdout;
   };
+  const turn = async (
+    expected: string,
+    steps: Step[],
+    body: object,
+    act?: (t: { chatId: string; runId: string }) => Promise<void>,
+  ) => {
+    // A step a cancelled turn never took must not leak into the next one.
+    model.steps.splice(0, model.steps.length, ...steps);
+    const t = await send(body);
+    if (act) await act(t);
+    const end = await until(t, terminal);
+    if (end.status !== expected) throw new Error(`expected ${expected}, the run ended ${end.status}`);
+    return show(t.chatId);
+  };
+  const image = (id: string): ModelReply => ({
+    text: 'Drawing it.',
+    toolCalls: [{ id, toolName: 'ai_image_2', input: { prompt: 'a lighthouse' } }],
+  });
+  const waiting = (t: { chatId: string; runId: string }) =>
+    until(t, (s) => s.waitpoints.some((w) => w.status === 'PENDING')).then((s) => s.waitpoints[0]?.id ?? '');
+
   const scenarios: [string, () => Promise<string>][] = [
+    ['text-turn', () => turn('COMPLETE', [{ text: 'Hello there.', toolCalls: [] }], { text: 'hello' })],
     [
-      'text-turn',
+      'tool-turn',
+      () => turn('COMPLETE', [image('c1'), { text: 'Here it is.', toolCalls: [] }], { text: 'draw' }),
+    ],
+    [
+      'plan-approved',
+      () =>
+        turn(
+          'COMPLETE',
+          [image('c1'), { text: 'Done.', toolCalls: [] }],
+          { text: 'draw', planMode: true },
+          async (t) => {
+            const id = await waiting(t);
+            await call('POST', `/api/v1/chats/${t.chatId}/runs/${t.runId}/waitpoints/${id}/complete`, {
+              approved: true,
+            });
+          },
+        ),
+    ],
+    [
+      'plan-rejected',
+      () =>
+        turn('CANCELLED', [image('c1')], { text: 'draw', planMode: true }, async (t) => {
+          const id = await waiting(t);
+          await call('POST', `/api/v1/chats/${t.chatId}/runs/${t.runId}/waitpoints/${id}/complete`, {
+            approved: false,
+            feedback: 'no',
+          });
+        }),
+    ],
+    ['plan-expired', () => turn('CANCELLED', [image('c1')], { text: 'draw', planMode: true })],
+    [
+      'cancelled-mid-step',
+      () =>
+        turn(
+          'CANCELLED',
+          [{ hold: true, reply: { text: 'Thinking', toolCalls: [] } }],
+          { text: 'think' },
+          async (t) => {
+            await until(t, (s) => s.status === 'RUNNING');
+            await call('POST', `/api/v1/chats/${t.chatId}/runs/${t.runId}/cancel`);
+          },
+        ),
+    ],
+    [
+      // Recorded as it ends, whatever the run row says: the old code could leave that row QUEUED.
+      'cancelled-at-once',
       async () => {
-        model.replies.push({ text: 'Hello there.', toolCalls: [] });
-        return finished(await send({ text: 'hello' }));
+        model.steps.splice(0, model.steps.length, { text: 'Too late.', toolCalls: [] });
+        const t = await send({ text: 'hello' });
+        await call('POST', `/api/v1/chats/${t.chatId}/runs/${t.runId}/cancel`);
+        return show(t.chatId);
       },
     ],
     [
-      'plan-expired',
+      // The cancel reaches Temporal before any worker has taken the workflow's first task.
+      'cancelled-before-start',
       async () => {
-        model.replies.push({
-          text: 'Plan.',
-          toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],
+        const late = stack.config({ ...settings, TEMPORAL_TASK_QUEUE: `record-late-${randomUUID()}` });
+        const lateGateway = await startGateway({ config: late });
+        const t = (await call(
+          'POST',
+          '/api/v1/completions',
+          { text: 'hello' },
+          user.bearer,
+          lateGateway.url,
+        )) as {
+          chatId: string;
+          runId: string;
+        };
+        await call(
+          'POST',
+          `/api/v1/chats/${t.chatId}/runs/${t.runId}/cancel`,
+          undefined,
+          user.bearer,
+          lateGateway.url,
+        );
+        const lateWorker = await startWorker({ config: late, deps: { model } });
+        const history = await show(t.chatId);
+        await lateWorker.stop();
+        await lateGateway.close();
+        return history;
+      },
+    ],
+    ['failed', () => turn('FAILED', [{ fail: 'The model refused.' }], { text: 'hello' })],
+    [
+      'tool-call',
+      async () => {
+        await call('POST', '/api/v1/tools/ai_image_2', { prompt: 'a lighthouse' });
+        const { rows } = await stack.db.pool.query<{ id: string }>(
+          `SELECT id FROM "ToolCall" WHERE "userId" = $1 AND "runId" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
+          [user.userId],
+        );
+        return show(`tool:${rows[0]?.id ?? ''}`);
+      },
+    ],
+    [
+      'delivery-retried',
+      async () => {
+        const endpoint = (await call(
+          'POST',
+          '/api/webhook-endpoints',
+          { url: hookUrl, events: ['agent.completed'] },
+          {
+            cookie: user.cookie,
+            origin: gateway.url,
+          },
+        )) as { id: string };
+        model.steps.splice(0, model.steps.length, { text: 'Hello.', toolCalls: [] });
+        const t = await send({ text: 'hello' });
+        await until(t, terminal);
+        const { rows } = await waitFor(
+          async () => {
+            const r = await stack.db.pool.query<{ envelopeId: string }>(
+              `SELECT "envelopeId" FROM "WebhookDelivery" WHERE "endpointId" = $1 AND status = 'DELIVERED'`,
+              [endpoint.id],
+            );
+            return r.rowCount ? r : undefined;
+          },
+          { what: 'the delivery' },
+        );
+        await call('DELETE', `/api/webhook-endpoints/${endpoint.id}`, undefined, {
+          cookie: user.cookie,
+          origin: gateway.url,
         });
-        return finished(await send({ text: 'draw a cat', planMode: true }));
+        return show(rows[0]?.envelopeId ?? '');
       },
     ],
   ];
-  for (const [name, run] of scenarios) {
-    await writeFile(path.join(__dirname, 'histories', `${name}.json`), await run());
-    process.stdout.write(`recorded ${name}\n`);
+  const only = process.env.RECORD_ONLY?.split(',');
+  for (const [name, run] of scenarios.filter(([n]) => !only || only.includes(n))) {
+    await writeFile(path.join(out, `${prefix}-${name}.json`), await run());
+    process.stdout.write(`recorded ${prefix}-${name}\n`);
   }
+  receiver.close();
   await gateway.close();
   await worker.stop();
   await stopTestStack();

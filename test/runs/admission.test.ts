@@ -79,7 +79,8 @@ describe('turn admission', () => {
     assert.equal(run.chatId, turn.chatId);
     assert.equal(run.messageId, turn.messageId);
     assert.equal(run.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
-    assert.equal(run.triggerRunId, turn.triggerRunId);
+    // The run's own execution writes its id when it takes the run; no worker polls this queue.
+    assert.equal(run.triggerRunId, null);
     assert.ok(run.assistantMessageId);
     const chat = (await db.pool.query(`SELECT * FROM "Chat" WHERE id = $1`, [turn.chatId])).rows[0] as Record<
       string,
@@ -198,18 +199,16 @@ describe('turn admission', () => {
       await proxy.up();
       const dispatcher = startDispatcher(cut.deps, 200);
       try {
-        const triggerRunId = await waitFor(
-          async () =>
-            (
-              await stack.db.pool.query<{ triggerRunId: string | null }>(
-                `SELECT "triggerRunId" FROM "Run" WHERE id = $1`,
-                [turn.runId],
-              )
-            ).rows[0]?.triggerRunId ?? undefined,
+        const description = await waitFor(
+          () =>
+            stack.temporal.client.workflow
+              .getHandle(turn.chatId)
+              .describe()
+              .catch(() => undefined),
           { what: 'the dispatcher to start the run', timeoutMs: 20_000 },
         );
-        const description = await stack.temporal.client.workflow.getHandle(turn.chatId).describe();
-        assert.equal(description.runId, triggerRunId);
+        assert.equal(description.status.name, 'RUNNING');
+        assert.deepEqual(await description.memo, { runId: turn.runId });
       } finally {
         await dispatcher.stop();
       }
@@ -333,22 +332,30 @@ describe('turn admission', () => {
     const { db, temporal } = await testStack();
     const dispatchers = [startDispatcher(gateway.deps, 100), startDispatcher(gateway.deps, 100)];
     try {
-      const triggerRunId = await waitFor(
+      const started = await waitFor(
+        () =>
+          temporal.client.workflow
+            .getHandle(admitted.run.chatId)
+            .describe()
+            .catch(() => undefined),
+        { what: 'the dispatcher to start the orphaned run', timeoutMs: 20_000 },
+      );
+      // Both dispatchers have looked at the run since, and recorded that its execution exists.
+      await waitFor(
         async () =>
           (
-            await db.pool.query<{ triggerRunId: string | null }>(
-              `SELECT "triggerRunId" FROM "Run" WHERE id = $1`,
-              [admitted.run.id],
-            )
-          ).rows[0]?.triggerRunId ?? undefined,
-        { what: 'the dispatcher to start the orphaned run', timeoutMs: 20_000 },
+            await db.pool.query(`SELECT 1 FROM "Run" WHERE id = $1 AND "checkedAt" IS NOT NULL`, [
+              admitted.run.runId,
+            ])
+          ).rowCount || undefined,
+        { what: 'the dispatchers to see the run started' },
       );
       const executions = [];
       for await (const e of temporal.client.workflow.list({ query: `WorkflowId = '${admitted.run.chatId}'` }))
         executions.push(e);
       assert.deepEqual(
         executions.map((e) => e.runId),
-        [triggerRunId],
+        [started.runId],
         'two dispatchers started it once',
       );
     } finally {
@@ -367,7 +374,6 @@ describe('turn admission', () => {
     const first = await startRun(gateway.deps, admitted.run);
     assert.ok(first);
     const { db } = await testStack();
-    await db.pool.query(`UPDATE "Run" SET "triggerRunId" = NULL WHERE id = $1`, [admitted.run.id]);
     assert.equal(
       await startRun(gateway.deps, admitted.run),
       first,
@@ -375,7 +381,7 @@ describe('turn admission', () => {
     );
 
     // The chat's workflow still runs for this run; a later run of the chat must not attach to it.
-    await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [admitted.run.id]);
+    await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [admitted.run.runId]);
     const next = await admitTurn(gateway.deps, {
       userId: user.userId,
       chatId: admitted.run.chatId,

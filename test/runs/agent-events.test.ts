@@ -5,6 +5,7 @@ import { startGateway, type TestGateway } from '../support/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
 import { ScriptedModel } from '../support/scripted-model';
 import { testStack } from '../support/stack';
+import { createWebhookEndpoint } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../support/worker';
 
 describe('agent events', function () {
@@ -32,15 +33,11 @@ describe('agent events', function () {
 
   async function subscribedUser() {
     const user = await createTestUser();
-    const res = await fetch(`${gateway.url}/api/webhook-endpoints`, {
-      method: 'POST',
-      headers: { cookie: user.cookie, origin: gateway.url, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        url: receiver.url,
-        events: ['agent.started', 'agent.completed', 'agent.failed'],
-      }),
-    });
-    assert.equal(res.status, 201);
+    await createWebhookEndpoint(gateway.url, user, receiver.url, [
+      'agent.started',
+      'agent.completed',
+      'agent.failed',
+    ]);
     return user;
   }
 

@@ -217,7 +217,7 @@ describe('agent runs', function () {
       const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
       const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waiting.waitpoints[0]?.id}/complete`;
       const res = await post(path, { approved: true, feedback: 'go ahead' });
-      assert.equal(res.status, 202);
+      assert.equal(res.status, 202, await res.clone().text());
       const done = await until(turn, terminal, 'the run to finish');
       assert.equal(done.status, 'COMPLETE', done.error ?? '');
       assert.deepEqual(

@@ -1,6 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../apps/worker/worker';
-import type { WorkerDeps } from '../../apps/worker/deps';
+import type { ActivityDeps } from '../../activities/deps';
 import type { Config } from '../../core/config/config';
 import { createLogger } from '../../core/logging/logger';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
@@ -11,13 +11,13 @@ import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
-  deps: WorkerDeps;
+  deps: ActivityDeps;
   stop(): Promise<void>;
 }
 
 /** The real worker, in-process, on the shared Temporal dev server; overrides go into its deps. */
 export async function startWorker(
-  options: { config?: Config; deps?: Partial<WorkerDeps> } = {},
+  options: { config?: Config; deps?: Partial<ActivityDeps> } = {},
 ): Promise<TestWorker> {
   const stack = await testStack();
   const config = options.config ?? stack.config();
@@ -25,7 +25,7 @@ export async function startWorker(
     address: stack.temporalAddress,
     namespace: config.TEMPORAL_NAMESPACE,
   });
-  const deps: WorkerDeps = {
+  const deps: ActivityDeps = {
     config,
     db: stack.db,
     temporal,

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createWebhooksActivities, type WebhooksActivities } from '../../activities/webhooks';
 import type { Config } from '../../core/config/config';
-import type { AgentEventData } from '../../core/schemas/events';
+import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
+import { recordEvent } from '../../core/webhooks/outbox';
+import { startDeliveries } from '../../workflows/client';
 import { createTestUser, type TestUser } from '../support/auth';
 import { startGateway, type TestGateway } from '../support/gateway';
 import {
@@ -12,6 +13,7 @@ import {
   type ReceivedRequest,
 } from '../support/https-receiver';
 import { testStack } from '../support/stack';
+import { createWebhookEndpoint } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../support/worker';
 
 /**
@@ -49,7 +51,30 @@ describe('webhook delivery', function () {
   let config: Config;
   let worker: TestWorker;
   let gateway: TestGateway;
-  let emitter: WebhooksActivities;
+  /**
+   * Records an event as the statements that change a run or a tool call do (the outbox), starts
+   * its deliveries, and answers every delivery the event has, new or already there.
+   */
+  const emitter = {
+    async emitWebhookEvent(input: EmitWebhookEventInput): Promise<{ deliveryIds: string[] }> {
+      const { db } = await testStack();
+      const deliveries = await recordEvent(db.pool, input);
+      await startDeliveries(
+        {
+          client: worker.deps.temporal.client,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          logger: worker.deps.logger,
+        },
+        deliveries,
+      );
+      const { rows } = await db.pool.query<{ id: string }>(
+        `SELECT d.id FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+          WHERE e."userId" = $1 AND d.event = $2 AND d."idempotencyKey" = $3 ORDER BY d.id`,
+        [input.userId, input.event, input.idempotencyKey],
+      );
+      return { deliveryIds: rows.map((r) => r.id) };
+    },
+  };
   const receivers: HttpsReceiver[] = [];
 
   before(async () => {
@@ -62,7 +87,6 @@ describe('webhook delivery', function () {
     });
     worker = await startWorker({ config });
     gateway = await startGateway({ config });
-    emitter = createWebhooksActivities(worker.deps);
   });
   after(async () => {
     await Promise.all(receivers.map((r) => r.close()));
@@ -76,15 +100,8 @@ describe('webhook delivery', function () {
     return r;
   }
 
-  async function createEndpoint(user: TestUser, url: string, events: string[] = ['agent.completed']) {
-    const res = await fetch(`${gateway.url}/api/webhook-endpoints`, {
-      method: 'POST',
-      headers: { cookie: user.cookie, origin: gateway.url, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, events }),
-    });
-    assert.equal(res.status, 201, await res.clone().text());
-    return (await res.json()) as { id: string; secret: string };
-  }
+  const createEndpoint = (user: TestUser, url: string, events: string[] = ['agent.completed']) =>
+    createWebhookEndpoint(gateway.url, user, url, events);
 
   function agentCompleted(user: TestUser, runId = randomUUID()) {
     const data: AgentEventData = {

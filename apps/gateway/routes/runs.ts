@@ -101,7 +101,7 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
         throw err;
       }
       if (deps.config.FAULT_PAUSE_BEFORE_START !== undefined) {
-        req.log.warn({ runId: admitted.run.id }, 'fault injection: paused between commit and start');
+        req.log.warn({ runId: admitted.run.runId }, 'fault injection: paused between commit and start');
         await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
       }
       const triggerRunId = await startRun(deps, admitted.run);
@@ -110,7 +110,7 @@ export function registerRunsRoutes(routes: RouteTable, deps: GatewayDeps): void 
         body: {
           chatId: admitted.run.chatId,
           messageId: admitted.messageId,
-          runId: admitted.run.id,
+          runId: admitted.run.runId,
           triggerRunId,
           status: 'queued',
         },

@@ -15,9 +15,9 @@ import {
   listSchema,
   page,
 } from '../../../core/schemas/common';
-import { WEBHOOK_EVENTS } from '../../../core/schemas/events';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../../core/schemas/events';
 import { sealSecret } from '../../../core/webhooks/secret-box';
-import { startDeliveryWorkflow } from '../../../core/webhooks/start-delivery';
+import { startDelivery, starterOf } from '../../../workflows/client';
 import { webhookUrlProblems } from '../../../core/webhooks/url-policy';
 import type { GatewayDeps } from '../deps';
 import { currentAuth } from '../http/auth-context';
@@ -263,8 +263,17 @@ export function registerWebhooksRoutes(routes: RouteTable, deps: GatewayDeps): v
     errors: ['DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'SERVICE_UNAVAILABLE'],
     handler: async ({ params }, req) => {
       const { userId } = currentAuth(req);
-      const { rows } = await pool.query<{ envelopeId: string; series: number; status: string }>(
-        `SELECT d."envelopeId", d.series, d.status::text AS status
+      const { rows } = await pool.query<{
+        envelopeId: string;
+        series: number;
+        status: string;
+        endpointId: string;
+        event: WebhookEvent;
+        chatId: string | null;
+        runId: string | null;
+      }>(
+        `SELECT d."envelopeId", d.series, d.status::text AS status, d."endpointId", d.event,
+                d.payload #>> '{data,chatId}' AS "chatId", d.payload #>> '{data,runId}' AS "runId"
            FROM "WebhookDelivery" d
            JOIN "WebhookEndpoint" e ON e.id = d."endpointId" AND e."userId" = $2 AND e."deletedAt" IS NULL
           WHERE d.id = $1`,
@@ -289,10 +298,15 @@ export function registerWebhooksRoutes(routes: RouteTable, deps: GatewayDeps): v
       }
       // Should Temporal be unreachable, the delivery stays PENDING without a workflow, and the
       // next redeliver call starts it: the request can simply be repeated.
-      const started = await startDeliveryWorkflow(deps.temporal.client, deps.config.TEMPORAL_TASK_QUEUE, {
+      const started = await startDelivery(starterOf(deps), {
         deliveryId: params.deliveryId,
         series,
         envelopeId: found.envelopeId,
+        endpointId: found.endpointId,
+        event: found.event,
+        userId,
+        ...(found.chatId ? { chatId: found.chatId } : {}),
+        ...(found.runId ? { runId: found.runId } : {}),
       }).catch((err: unknown) => {
         req.log.warn({ err }, 'redelivery could not start');
         throw new ServiceUnavailableError('Redelivery could not be started; try again shortly.');

@@ -90,10 +90,15 @@ export async function admitTurn(
          INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
          SELECT $2, $3, $4, now(), $5, now(), now() WHERE $4::text IS NOT NULL
          RETURNING id
+       ), existing AS (
+         -- Locked, so a delete of the chat is ordered against this send: either the delete comes
+         -- first and this finds no chat, or it waits and then cancels the run this admits.
+         SELECT id FROM "Chat" WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
+            FOR NO KEY UPDATE
        ), chat AS (
          SELECT id FROM new_chat
          UNION ALL
-         SELECT id FROM "Chat" WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
+         SELECT id FROM existing
        ), run AS (
          INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
          SELECT $1, chat.id, $3, $5, $6, $7, $8, now() FROM chat
@@ -141,7 +146,7 @@ export async function admitTurn(
   return {
     messageId,
     run: {
-      id: runId,
+      runId,
       chatId,
       userId: turn.userId,
       messageId,

@@ -1,134 +1,96 @@
 import { ConflictError, NotFoundError } from '../../../core/errors/app-error';
+import {
+  claimPlanDecision,
+  explainRunMiss,
+  requestChatRunCancel,
+  requestRunCancel,
+  type DecisionMiss,
+  type RunScope,
+  type WaitpointRow,
+} from '../../../core/runs/store';
 import { agentWorkflowId, planDecisionSignal } from '../../../workflows/agent.contract';
+import { runningExecutionOf } from '../../../workflows/client';
 import type { GatewayDeps } from '../deps';
 
-interface Scope {
-  userId: string;
-  chatId: string;
-  runId: string;
-}
-
-/** Which of chat, run and its activity is missing, for a write that matched nothing. */
-async function explainMiss(deps: GatewayDeps, scope: Scope): Promise<never> {
-  const { rows } = await deps.db.pool.query<{ status: string | null }>(
-    `SELECT (SELECT r.status::text FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS status
-       FROM "Chat" c WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-    [scope.userId, scope.chatId, scope.runId],
-  );
-  const row = rows[0];
-  if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
-  if (!row.status) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
-  throw new ConflictError('RUN_NOT_ACTIVE', 'The run has already finished.');
+function missError(miss: DecisionMiss): Error {
+  switch (miss) {
+    case 'CHAT_NOT_FOUND':
+      return new NotFoundError(miss, 'Chat not found.');
+    case 'RUN_NOT_FOUND':
+      return new NotFoundError(miss, 'Run not found.');
+    case 'WAITPOINT_NOT_FOUND':
+      return new NotFoundError(miss, 'Waitpoint not found.');
+    case 'RUN_NOT_ACTIVE':
+      return new ConflictError(miss, 'The run has already finished.');
+    case 'WAITPOINT_RESOLVED':
+      return new ConflictError(miss, 'The waitpoint was already resolved.');
+  }
 }
 
 /**
- * Asks a run to stop. A dispatched run is cancelled through Temporal, and its activities notice
- * through their heartbeats; a run not yet dispatched is cancelled when its workflow starts.
+ * Cancels a run. The cancel is recorded first, under the run's row lock: from then on the run ends
+ * CANCELLED whatever happens (a 202 wins the race with the model's last word), and a run that
+ * ended first answers 409 RUN_NOT_ACTIVE. Then its execution is told, so that it stops at once;
+ * an execution that has not started yet, or does not hear it, meets the recorded cancel at its
+ * next step, and a run never dispatched is ended by the dispatcher.
  */
-export async function requestCancel(deps: GatewayDeps, scope: Scope): Promise<void> {
-  const { rows } = await deps.db.pool.query<{ triggerRunId: string | null }>(
-    `UPDATE "Run" r SET "cancelRequestedAt" = COALESCE(r."cancelRequestedAt", now()), "updatedAt" = now()
-       FROM "Chat" c
-      WHERE r.id = $3 AND r."chatId" = $2 AND c.id = r."chatId" AND c."userId" = $1
-        AND r.status IN ('QUEUED', 'RUNNING', 'WAITING')
-      RETURNING r."triggerRunId"`,
-    [scope.userId, scope.chatId, scope.runId],
-  );
-  const row = rows[0];
-  if (!row) return explainMiss(deps, scope);
-  if (row.triggerRunId) await cancelWorkflow(deps, scope.chatId, row.triggerRunId);
+export async function requestCancel(deps: GatewayDeps, scope: RunScope): Promise<void> {
+  const marked = await requestRunCancel(deps.db.pool, scope);
+  if (!marked) throw missError(await explainRunMiss(deps.db.pool, scope));
+  await cancelExecution(deps, scope.chatId, scope.runId, marked.triggerRunId);
 }
 
 /** Cancels the chat's active run, if any: deleting a chat stops its work. */
 export async function cancelActiveRunOfChat(deps: GatewayDeps, chatId: string): Promise<void> {
-  const { rows } = await deps.db.pool.query<{ triggerRunId: string | null }>(
-    `UPDATE "Run" SET "cancelRequestedAt" = COALESCE("cancelRequestedAt", now()), "updatedAt" = now()
-      WHERE "chatId" = $1 AND status IN ('QUEUED', 'RUNNING', 'WAITING')
-      RETURNING "triggerRunId"`,
-    [chatId],
-  );
-  const triggerRunId = rows[0]?.triggerRunId;
-  if (triggerRunId) await cancelWorkflow(deps, chatId, triggerRunId);
+  const marked = await requestChatRunCancel(deps.db.pool, chatId);
+  if (marked) await cancelExecution(deps, chatId, marked.runId, marked.triggerRunId);
 }
 
-async function cancelWorkflow(deps: GatewayDeps, chatId: string, triggerRunId: string): Promise<void> {
+async function cancelExecution(
+  deps: GatewayDeps,
+  chatId: string,
+  runId: string,
+  triggerRunId: string | null,
+): Promise<void> {
+  const { client } = deps.temporal;
   try {
-    await deps.temporal.client.workflow.getHandle(agentWorkflowId(chatId), triggerRunId).cancel();
+    // Before its first step the run's row does not name its execution yet; the chat's running
+    // execution is the run's only if it carries the run (it may still be the previous run's).
+    const execution = triggerRunId ?? (await runningExecutionOf(client, chatId, runId));
+    if (execution) await client.workflow.getHandle(agentWorkflowId(chatId), execution).cancel();
   } catch (err) {
-    // The request is recorded; the workflow checks it when it next starts or is retried.
-    deps.logger.warn({ chatId, err: (err as Error).message }, 'cancel not delivered to Temporal');
+    deps.logger.warn({ chatId, runId, err: (err as Error).message }, 'cancel recorded; Temporal not told');
   }
-}
-
-export interface WaitpointRow {
-  id: string;
-  status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED';
-  plan: unknown;
-  feedback: string | null;
-  createdAt: Date;
-  resolvedAt: Date | null;
-  triggerRunId: string | null;
 }
 
 /**
- * Claims the decision in the database (so a duplicate or late one gets 409), then signals the
- * workflow. Should the signal be lost, the workflow reads the claimed decision when its timer fires.
+ * A plan decision, in one obvious sequence: (1) claim it in the database, which alone decides who
+ * wins (a duplicate gets WAITPOINT_RESOLVED, a decision after a cancel RUN_NOT_ACTIVE) and, for an
+ * approval, moves the run back to RUNNING; (2) signal the workflow, which acts on it at once. The
+ * design has waitpoints be signals; the database has the last word because a signal can be lost
+ * (this process dying between the two): the reconciler then signals the claimed decision again,
+ * and a workflow whose timer fires first reads the claim back instead of expiring the plan.
  */
 export async function decideWaitpoint(
   deps: GatewayDeps,
-  scope: Scope & { waitpointId: string },
+  scope: RunScope & { waitpointId: string },
   decision: { approved: boolean; feedback?: string },
 ): Promise<WaitpointRow> {
-  const { rows } = await deps.db.pool.query<WaitpointRow>(
-    `UPDATE "Waitpoint" w SET status = $5::"WaitpointStatus", feedback = $6, "resolvedAt" = now()
-       FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
-      WHERE w.id = $4 AND w."runId" = r.id AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1
-        AND c."deletedAt" IS NULL AND w.status = 'PENDING' AND r.status IN ('QUEUED', 'RUNNING', 'WAITING')
-      RETURNING w.id, w.status, w.plan, w.feedback, w."createdAt", w."resolvedAt", r."triggerRunId"`,
-    [
-      scope.userId,
-      scope.chatId,
-      scope.runId,
-      scope.waitpointId,
-      decision.approved ? 'APPROVED' : 'REJECTED',
-      decision.feedback ?? null,
-    ],
-  );
-  const row = rows[0];
-  if (!row) {
-    const found = await deps.db.pool.query<{ status: string }>(
-      `SELECT w.status FROM "Waitpoint" w JOIN "Run" r ON r.id = w."runId" JOIN "Chat" c ON c.id = r."chatId"
-        WHERE w.id = $4 AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-      [scope.userId, scope.chatId, scope.runId, scope.waitpointId],
-    );
-    const waitpoint = found.rows[0];
-    if (!waitpoint) {
-      await explainMiss(deps, scope).catch((err: unknown) => {
-        if (err instanceof ConflictError)
-          throw new NotFoundError('WAITPOINT_NOT_FOUND', 'Waitpoint not found.');
-        throw err;
+  const claimed = await claimPlanDecision(deps.db.pool, scope, decision);
+  if (typeof claimed === 'string') throw missError(claimed);
+  try {
+    await deps.temporal.client.workflow
+      .getHandle(agentWorkflowId(scope.chatId), claimed.triggerRunId ?? undefined)
+      .signal(planDecisionSignal, {
+        waitpointId: claimed.id,
+        approved: decision.approved,
+        feedback: decision.feedback,
       });
-      throw new NotFoundError('WAITPOINT_NOT_FOUND', 'Waitpoint not found.');
-    }
-    if (waitpoint.status !== 'PENDING')
-      throw new ConflictError('WAITPOINT_RESOLVED', 'The waitpoint was already resolved.');
-    throw new ConflictError('RUN_NOT_ACTIVE', 'The run has already finished.');
+  } catch (err) {
+    deps.logger.warn(
+      { runId: scope.runId, err: (err as Error).message },
+      'decision recorded; signal left to the reconciler',
+    );
   }
-  if (row.triggerRunId) {
-    try {
-      await deps.temporal.client.workflow
-        .getHandle(agentWorkflowId(scope.chatId), row.triggerRunId)
-        .signal(planDecisionSignal, {
-          waitpointId: row.id,
-          approved: decision.approved,
-          feedback: decision.feedback,
-        });
-    } catch (err) {
-      deps.logger.warn(
-        { runId: scope.runId, err: (err as Error).message },
-        'plan decision signal not delivered',
-      );
-    }
-  }
-  return row;
+  return claimed;
 }

@@ -1,53 +1,65 @@
+import { CANCELLED_MESSAGE, finishRun, markRunsChecked } from '../../../core/runs/store';
+import { repeatEvery } from '../../../core/process/loop';
+import { startDeliveries, starterOf } from '../../../workflows/client';
 import type { GatewayDeps } from '../deps';
 import { startRun, type RunToStart } from './start';
 
 const INTERVAL_MS = 2_000;
 /** Younger runs are still being started by the request that admitted them. */
-const GRACE_SECONDS = 3;
+const GRACE_SECONDS = 5;
 const BATCH = 50;
+/** A run found started is looked at again only after this long, should it still be QUEUED. */
+const RECHECK_SECONDS = 60;
 
 /**
- * Starts every admitted run whose workflow was not started: Temporal was unreachable at
+ * Starts every admitted run whose workflow has not taken it yet: Temporal was unreachable at
  * admission, the gateway died between the commit and the start, or the chat's previous workflow
- * was still closing. Several gateways may run it at once: starts are idempotent (see startRun).
+ * was still closing. A run cancelled (or whose chat was deleted) before any execution took it is
+ * ended here, CANCELLED with its agent.failed, without starting anything. Several gateways may run
+ * it at once: starts are idempotent (see startRun), and ending a run is decided by its row lock.
  */
 export function startDispatcher(deps: GatewayDeps, intervalMs = INTERVAL_MS): { stop(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
   let stopped = false;
+  const starter = starterOf(deps);
 
   const tick = async () => {
-    const { rows } = await deps.db.pool.query<RunToStart>(
-      `SELECT id, "chatId", "userId", "messageId", "assistantMessageId", "traceId", "planMode"
-         FROM "Run"
-        WHERE status = 'QUEUED' AND "triggerRunId" IS NULL
-          AND "createdAt" < now() - make_interval(secs => $1)
-        ORDER BY "createdAt"
+    const { rows } = await deps.db.pool.query<RunToStart & { stopRequested: boolean }>(
+      `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId", r."planMode",
+              r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+         FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+        WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
+          AND r."createdAt" < now() - make_interval(secs => $1)
+          AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $3))
+        ORDER BY r."createdAt"
         LIMIT $2`,
-      [GRACE_SECONDS, BATCH],
+      [GRACE_SECONDS, BATCH, RECHECK_SECONDS],
     );
-    for (const run of rows) {
+    for (const { stopRequested, ...run } of rows) {
       if (stopped) return;
-      await startRun(deps, run);
+      if (!stopRequested) {
+        // Started, or found started: its execution takes it as soon as a worker is free, so asking
+        // again every pass (while workers are busy or down) would only add load.
+        if (await startRun(deps, run)) await markRunsChecked(deps.db.pool, [run.runId]);
+        continue;
+      }
+      const ended = await finishRun(deps.db.pool, {
+        runId: run.runId,
+        status: 'CANCELLED',
+        error: CANCELLED_MESSAGE,
+        text: '',
+        contentBlocks: [],
+        images: [],
+        waitpointStatus: 'CANCELLED',
+      });
+      if (ended) await startDeliveries(starter, ended.deliveries);
     }
   };
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick()
-        .catch((err: Error) => deps.logger.warn({ err: err.message }, 'dispatcher pass failed'))
-        .finally(schedule);
-    }, intervalMs);
-    timer.unref();
-  };
-  schedule();
-
+  const loop = repeatEvery('dispatcher', intervalMs, deps.logger, tick);
   return {
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      await loop.stop();
     },
   };
 }

@@ -49,10 +49,9 @@ export async function loadSnapshot(
     snapshot.status !== 'QUEUED' && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status);
   if (live && snapshot.triggerRunId) {
     const state = await liveState(deps, ids.chatId, snapshot.triggerRunId);
-    if (state && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(state.status)) {
-      snapshot.status = state.status;
-      snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
-    }
+    // The tables have the status (every change of it is a statement); the workflow knows its step
+    // as soon as it schedules one, a moment before the step's first write.
+    if (state) snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
   }
   return snapshot;
 }

@@ -1,0 +1,19 @@
+import type { Config } from '../core/config/config';
+import type { Database } from '../core/db/client';
+import type { Logger } from '../core/logging/logger';
+import type { ModelProvider } from '../core/model/types';
+import type { GuardedHttp } from '../core/net/guarded-http';
+import type { ObjectStorage } from '../core/storage/storage';
+import type { TemporalClientHandle } from '../core/temporal/connection';
+
+/** What the activities are built from, once per worker process; the worker supplies it. */
+export interface ActivityDeps {
+  config: Config;
+  db: Database;
+  temporal: TemporalClientHandle;
+  logger: Logger;
+  storage: ObjectStorage;
+  http: GuardedHttp;
+  /** Undefined when no model provider is configured: runs then fail with PROVIDER_NOT_CONFIGURED. */
+  model: ModelProvider | undefined;
+}

@@ -1,0 +1,536 @@
+import type { Pool } from 'pg';
+import type { ContentBlock, Plan } from '../schemas/runs';
+import {
+  deliveriesColumn,
+  eventCte,
+  toRecorded,
+  type DeliveryRow,
+  type RecordedDelivery,
+} from '../webhooks/outbox';
+
+/**
+ * The run's lifecycle in SQL: every change of a run's status is one statement that also records
+ * the webhook event announcing it (see eventCte), so a status and its event never part. The row
+ * lock each statement takes decides every race (finish against cancel, two finishers, a late
+ * retry): the second writer finds the row already changed and is told so.
+ */
+
+export type TerminalStatus = 'COMPLETE' | 'FAILED' | 'CANCELLED';
+const ACTIVE = `('QUEUED', 'RUNNING', 'WAITING')`;
+
+/** `data` of an agent.* event, built from a Run row aliased `s`. */
+function agentEventData(status: string, error?: string): string {
+  const data = `jsonb_build_object('chatId', s."chatId", 'runId', s.id, 'messageId', s."messageId",
+    'traceId', s."traceId", 'processId', COALESCE(s."triggerRunId", ''), 'status', ${status},
+    'assistantMessageId', s."assistantMessageId")`;
+  return error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
+}
+
+export type StepGate =
+  /** This execution runs the run: first step, or a later one, or a retry of either. */
+  | { kind: 'run'; userId: string; deliveries: RecordedDelivery[] }
+  /** A cancel was asked for, or the chat deleted, before this step: the run must end CANCELLED. */
+  | { kind: 'stop' }
+  /** This execution already ended the run (a retry after the ending committed). */
+  | { kind: 'ended'; status: TerminalStatus; error: string | null }
+  /** Another execution owns the run, or it ended without this one: nothing to do. */
+  | { kind: 'other' }
+  | { kind: 'missing' };
+
+/**
+ * Checks, at the start of every model step, that this execution may go on, and moves a QUEUED
+ * run to RUNNING with its `agent.started` event: the one place that writes `triggerRunId`, since
+ * only the execution itself knows its id for sure. One statement, under the run's row lock.
+ */
+export async function gateStep(
+  pool: Pool,
+  input: { runId: string; triggerRunId: string },
+): Promise<StepGate> {
+  const { rows } = await pool.query<{
+    status: string;
+    triggerRunId: string | null;
+    error: string | null;
+    stopRequested: boolean;
+    started: boolean;
+    userId: string;
+    deliveries: DeliveryRow[];
+  }>({
+    name: 'run-gate-step',
+    text: `WITH cur AS (
+             SELECT r.id, r.status::text AS status, r."triggerRunId", r.error, r."userId",
+                    r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+               FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+              WHERE r.id = $1
+                FOR UPDATE OF r
+           ), started AS (
+             UPDATE "Run" r SET status = 'RUNNING', "startedAt" = now(), "updatedAt" = now(), "triggerRunId" = $2
+               FROM cur WHERE r.id = cur.id AND cur.status = 'QUEUED' AND NOT cur."stopRequested"
+             RETURNING r.*
+           ), ${eventCte('announced', {
+             from: 'started',
+             userId: 's."userId"',
+             event: `'agent.started'`,
+             key: 's.id',
+             data: agentEventData(`'QUEUED'`),
+           })}
+           SELECT cur.status, cur."triggerRunId", cur.error, cur."stopRequested", cur."userId",
+                  EXISTS (SELECT 1 FROM started) AS started, ${deliveriesColumn('announced')} AS deliveries
+             FROM cur`,
+    values: [input.runId, input.triggerRunId],
+  });
+  const row = rows[0];
+  if (!row) return { kind: 'missing' };
+  if (row.started)
+    return { kind: 'run', userId: row.userId, deliveries: toRecorded(row.userId, row.deliveries) };
+  const mine = row.triggerRunId === input.triggerRunId;
+  if (row.status === 'QUEUED') return row.stopRequested ? { kind: 'stop' } : { kind: 'other' };
+  if (row.status === 'RUNNING' || row.status === 'WAITING') {
+    if (!mine) return { kind: 'other' };
+    return row.stopRequested ? { kind: 'stop' } : { kind: 'run', userId: row.userId, deliveries: [] };
+  }
+  return mine ? { kind: 'ended', status: row.status as TerminalStatus, error: row.error } : { kind: 'other' };
+}
+
+/** The run's user, or undefined when the run does not exist. */
+export async function runUserId(pool: Pool, runId: string): Promise<string | undefined> {
+  const { rows } = await pool.query<{ userId: string }>(`SELECT "userId" FROM "Run" WHERE id = $1`, [runId]);
+  return rows[0]?.userId;
+}
+
+/** How much of a chat the model sees. */
+const HISTORY_MESSAGES = 40;
+
+/** The chat up to and including this run's message, oldest first. */
+export async function loadHistory(
+  pool: Pool,
+  runId: string,
+): Promise<{ role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }[]> {
+  const { rows } = await pool.query<{ role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }>({
+    name: 'run-history',
+    text: `SELECT m.role, m."contentBlocks" FROM (
+             SELECT m.role, m."contentBlocks", m."createdAt", m.id
+               FROM "Run" r
+               JOIN "Message" u ON u.id = r."messageId"
+               JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
+              WHERE r.id = $1
+              ORDER BY m."createdAt" DESC, m.id DESC
+              LIMIT $2) m
+           ORDER BY m."createdAt", m.id`,
+    values: [runId, HISTORY_MESSAGES],
+  });
+  return rows;
+}
+
+/** The partial text the snapshot shows while the model streams. */
+export async function writeRunText(
+  pool: Pool,
+  input: { runId: string; text: string; step: number },
+): Promise<void> {
+  await pool.query({
+    name: 'run-write-text',
+    text: `UPDATE "Run" SET text = $2, "currentStep" = $3, "updatedAt" = now() WHERE id = $1 AND status = 'RUNNING'`,
+    values: [input.runId, input.text, input.step],
+  });
+}
+
+/**
+ * Opens the plan's waitpoint and moves the run to WAITING, in one statement, only while the run is
+ * RUNNING with no cancel asked for; a retry finds its waitpoint in place. False: the run is being
+ * cancelled or has ended, and no waitpoint was opened.
+ */
+export async function openPlanWaitpoint(
+  pool: Pool,
+  input: { runId: string; waitpointId: string; plan: Plan; timeoutMs: number },
+): Promise<boolean> {
+  const { rows } = await pool.query<{ open: boolean }>({
+    name: 'run-open-waitpoint',
+    text: `WITH waiting AS (
+             UPDATE "Run" SET status = 'WAITING', "updatedAt" = now()
+              WHERE id = $2 AND status = 'RUNNING' AND "cancelRequestedAt" IS NULL
+             RETURNING id
+           ), opened AS (
+             INSERT INTO "Waitpoint" (id, "runId", type, status, plan, "expiresAt")
+             SELECT $1, waiting.id, 'PLAN_APPROVAL', 'PENDING', $3,
+                    now() + make_interval(secs => $4::double precision / 1000)
+               FROM waiting
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id
+           )
+           SELECT EXISTS (SELECT 1 FROM opened)
+               OR EXISTS (SELECT 1 FROM "Waitpoint" WHERE id = $1 AND status = 'PENDING') AS open`,
+    values: [input.waitpointId, input.runId, JSON.stringify(input.plan), input.timeoutMs],
+  });
+  return rows[0]?.open ?? false;
+}
+
+export type WaitpointStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | 'CANCELLED';
+
+/**
+ * The approval timer fired: expire the waitpoint unless a decision got there first, and answer
+ * the decision the database holds (a decision claimed a moment before the timer still counts).
+ */
+export async function expirePlanWaitpoint(
+  pool: Pool,
+  waitpointId: string,
+): Promise<{ status: WaitpointStatus; feedback: string | null }> {
+  const { rows } = await pool.query<{ status: WaitpointStatus; feedback: string | null }>({
+    name: 'run-expire-waitpoint',
+    text: `WITH expired AS (
+             UPDATE "Waitpoint" SET status = 'EXPIRED', "resolvedAt" = now()
+              WHERE id = $1 AND status = 'PENDING'
+             RETURNING status, feedback)
+           SELECT status, feedback FROM expired
+           UNION ALL
+           SELECT status, feedback FROM "Waitpoint" WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM expired)`,
+    values: [waitpointId],
+  });
+  return rows[0] ?? { status: 'EXPIRED', feedback: null };
+}
+
+export interface FinishRunInput {
+  runId: string;
+  /** What the caller saw; a COMPLETE turn whose run was asked to cancel ends CANCELLED instead. */
+  status: TerminalStatus;
+  /** The user-safe reason of a FAILED or CANCELLED run. */
+  error: string | null;
+  text: string;
+  /** The assistant message, written when the run ends COMPLETE. */
+  contentBlocks: ContentBlock[];
+  /** Rows of the images the run's tools made, attached to the assistant message. */
+  images: { id: string; storageKey: string; filename: string; mimeType: string; sizeBytes: number }[];
+  /** What a still-pending waitpoint becomes: EXPIRED for the approval timeout, else CANCELLED. */
+  waitpointStatus: 'EXPIRED' | 'CANCELLED';
+}
+
+export interface FinishedRun {
+  status: TerminalStatus;
+  error: string | null;
+  /** False when the run had already ended: someone else's statement decided it. */
+  endedNow: boolean;
+  deliveries: RecordedDelivery[];
+}
+
+export const CANCELLED_MESSAGE = 'The run was cancelled.';
+
+/**
+ * Ends a run, once: its status, error and text; its pending waitpoint and running tool calls
+ * closed; on COMPLETE the assistant message, its generated images and the chat's last message;
+ * and its one terminal event. The update's own WHERE decides every race under the row lock: a
+ * run already ended is left alone (and reported as it ended), and a COMPLETE that meets a cancel
+ * already asked for (or a deleted chat) ends CANCELLED, so a 202 cancel always wins. Null when
+ * the run does not exist.
+ */
+export async function finishRun(pool: Pool, input: FinishRunInput): Promise<FinishedRun | null> {
+  const { rows } = await pool.query<{
+    status: TerminalStatus;
+    error: string | null;
+    userId: string;
+    deliveries: DeliveryRow[];
+  }>({
+    name: 'run-finish',
+    text: `WITH cur AS (
+             SELECT r.id, CASE WHEN $2 = 'COMPLETE'
+                                AND (r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL)
+                               THEN 'CANCELLED' ELSE $2 END AS final
+               FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+              WHERE r.id = $1 AND r.status IN ${ACTIVE}
+                FOR UPDATE OF r
+           ), fin AS (
+             UPDATE "Run" r
+                SET status = cur.final::"RunStatus",
+                    error = CASE WHEN cur.final = 'COMPLETE' THEN NULL
+                                 WHEN cur.final = $2 THEN $3
+                                 ELSE $8 END,
+                    text = $4, "finishedAt" = now(), "updatedAt" = now()
+               FROM cur WHERE r.id = cur.id
+             RETURNING r.*
+           ), waitpoints AS (
+             UPDATE "Waitpoint" w SET status = $7::"WaitpointStatus", "resolvedAt" = now()
+               FROM fin WHERE w."runId" = fin.id AND w.status = 'PENDING'
+           ), tools AS (
+             UPDATE "ToolCall" t SET status = 'FAILED', "finishedAt" = now(),
+                    error = CASE WHEN fin.status = 'CANCELLED' THEN $8
+                                 ELSE 'The run ended before the tool finished.' END
+               FROM fin WHERE t."runId" = fin.id AND t.status = 'RUNNING'
+           ), msg AS (
+             INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
+             SELECT fin."assistantMessageId", fin."chatId", 'assistant', fin.id, $5::jsonb, now()
+               FROM fin WHERE fin.status = 'COMPLETE'
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id, "chatId", "createdAt"
+           ), chat AS (
+             UPDATE "Chat" c SET "lastMessageAt" = msg."createdAt", "lastMessageId" = msg.id,
+                    "activityAt" = msg."createdAt", "updatedAt" = now()
+               FROM msg WHERE c.id = msg."chatId"
+           ), images AS (
+             -- Checked at the end of the statement, when the message row is in place.
+             INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
+             SELECT a.id, fin."userId", fin."chatId", fin."assistantMessageId", a."storageKey", a.filename,
+                    a."mimeType", a."sizeBytes"
+               FROM fin, jsonb_to_recordset($6::jsonb) AS a(id uuid, "storageKey" text, filename text,
+                                                             "mimeType" text, "sizeBytes" bigint)
+              WHERE fin.status = 'COMPLETE'
+             ON CONFLICT ("storageKey") DO NOTHING
+           ), ${eventCte('ended', {
+             from: 'fin',
+             userId: 's."userId"',
+             event: `CASE WHEN s.status = 'COMPLETE' THEN 'agent.completed' ELSE 'agent.failed' END`,
+             key: 's.id',
+             data: agentEventData('s.status', `CASE WHEN s.status = 'FAILED' THEN s.error END`),
+           })}
+           SELECT fin.status, fin.error, fin."userId", ${deliveriesColumn('ended')} AS deliveries FROM fin`,
+    values: [
+      input.runId,
+      input.status,
+      input.error,
+      input.text,
+      JSON.stringify(input.contentBlocks),
+      JSON.stringify(input.images),
+      input.waitpointStatus,
+      CANCELLED_MESSAGE,
+    ],
+  });
+  const ended = rows[0];
+  if (ended) {
+    return {
+      status: ended.status,
+      error: ended.error,
+      endedNow: true,
+      deliveries: toRecorded(ended.userId, ended.deliveries),
+    };
+  }
+  const existing = await pool.query<{ status: string; error: string | null }>(
+    `SELECT status::text, error FROM "Run" WHERE id = $1`,
+    [input.runId],
+  );
+  const row = existing.rows[0];
+  if (!row) return null;
+  // Still active here means the row changed under us between the two statements; the caller retries.
+  if (!['COMPLETE', 'FAILED', 'CANCELLED'].includes(row.status)) throw new Error('The run is still active.');
+  return { status: row.status as TerminalStatus, error: row.error, endedNow: false, deliveries: [] };
+}
+
+/**
+ * Records an agent event of a run from its row, when the row agrees with it (a terminal event only
+ * once the run has ended that way). For v1 executions, which announced events in steps of their
+ * own; today's statements record them with the change itself, so this is then a no-op.
+ */
+export async function recordRunEvent(
+  pool: Pool,
+  input: { runId: string; event: 'agent.started' | 'agent.completed' | 'agent.failed' },
+): Promise<RecordedDelivery[]> {
+  const { rows } = await pool.query<{ userId: string; deliveries: DeliveryRow[] }>({
+    name: 'run-record-event',
+    text: `WITH run AS (
+             SELECT * FROM "Run"
+              WHERE id = $1 AND CASE $2 WHEN 'agent.started' THEN true
+                                        WHEN 'agent.completed' THEN status = 'COMPLETE'
+                                        ELSE status IN ('FAILED', 'CANCELLED') END
+           ), ${eventCte('recorded', {
+             from: 'run',
+             userId: 's."userId"',
+             event: '$2',
+             key: 's.id',
+             data: agentEventData(
+               `CASE WHEN $2 = 'agent.started' THEN 'QUEUED' ELSE s.status::text END`,
+               `CASE WHEN s.status = 'FAILED' THEN s.error END`,
+             ),
+           })}
+           SELECT run."userId", ${deliveriesColumn('recorded')} AS deliveries FROM run`,
+    values: [input.runId, input.event],
+  });
+  const row = rows[0];
+  return row ? toRecorded(row.userId, row.deliveries) : [];
+}
+
+export interface RunScope {
+  userId: string;
+  chatId: string;
+  runId: string;
+}
+
+/** Why a write scoped to a caller's run matched nothing. */
+export type RunMiss = 'CHAT_NOT_FOUND' | 'RUN_NOT_FOUND' | 'RUN_NOT_ACTIVE';
+
+export async function explainRunMiss(pool: Pool, scope: RunScope): Promise<RunMiss> {
+  const { rows } = await pool.query<{ status: string | null }>(
+    `SELECT (SELECT r.status::text FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS status
+       FROM "Chat" c WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    [scope.userId, scope.chatId, scope.runId],
+  );
+  const row = rows[0];
+  if (!row) return 'CHAT_NOT_FOUND';
+  return row.status ? 'RUN_NOT_ACTIVE' : 'RUN_NOT_FOUND';
+}
+
+/**
+ * Records a cancel on an active run of the caller's chat. Taken under the run's row lock, it is
+ * ordered against finishRun: a cancel recorded here makes the run end CANCELLED whatever its
+ * model does meanwhile, and a run that ended first is not active here any more. Null: nothing
+ * active matched.
+ */
+export async function requestRunCancel(
+  pool: Pool,
+  scope: RunScope,
+): Promise<{ triggerRunId: string | null } | null> {
+  const { rows } = await pool.query<{ triggerRunId: string | null }>(
+    `UPDATE "Run" r SET "cancelRequestedAt" = COALESCE(r."cancelRequestedAt", now()), "updatedAt" = now()
+       FROM "Chat" c
+      WHERE r.id = $3 AND r."chatId" = $2 AND c.id = r."chatId" AND c."userId" = $1 AND c."deletedAt" IS NULL
+        AND r.status IN ${ACTIVE}
+      RETURNING r."triggerRunId"`,
+    [scope.userId, scope.chatId, scope.runId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Records a cancel on the chat's active run, if any (the chat is being deleted). */
+export async function requestChatRunCancel(
+  pool: Pool,
+  chatId: string,
+): Promise<{ runId: string; triggerRunId: string | null } | null> {
+  const { rows } = await pool.query<{ runId: string; triggerRunId: string | null }>(
+    `UPDATE "Run" SET "cancelRequestedAt" = COALESCE("cancelRequestedAt", now()), "updatedAt" = now()
+      WHERE "chatId" = $1 AND status IN ${ACTIVE}
+      RETURNING id AS "runId", "triggerRunId"`,
+    [chatId],
+  );
+  return rows[0] ?? null;
+}
+
+export interface WaitpointRow {
+  id: string;
+  status: WaitpointStatus;
+  plan: unknown;
+  feedback: string | null;
+  createdAt: Date;
+  resolvedAt: Date | null;
+  triggerRunId: string | null;
+}
+
+export type DecisionMiss = RunMiss | 'WAITPOINT_NOT_FOUND' | 'WAITPOINT_RESOLVED';
+
+/**
+ * Claims a plan's decision for the caller: the pending waitpoint of an active run that no cancel
+ * has been asked for. An approval moves the run back to RUNNING in the same statement, so a poll
+ * right after it sees the run going on. The first claim wins; anything else is told why it lost.
+ */
+export async function claimPlanDecision(
+  pool: Pool,
+  scope: RunScope & { waitpointId: string },
+  decision: { approved: boolean; feedback?: string },
+): Promise<WaitpointRow | DecisionMiss> {
+  const { rows } = await pool.query<WaitpointRow>(
+    `WITH claimed AS (
+       UPDATE "Waitpoint" w SET status = $5::"WaitpointStatus", feedback = $6, "resolvedAt" = now()
+         FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+        WHERE w.id = $4 AND w."runId" = r.id AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1
+          AND c."deletedAt" IS NULL AND w.status = 'PENDING' AND r.status IN ${ACTIVE}
+          AND r."cancelRequestedAt" IS NULL
+        RETURNING w.id, w.status, w.plan, w.feedback, w."createdAt", w."resolvedAt", r."triggerRunId", r.id AS "runId"
+     ), resumed AS (
+       UPDATE "Run" r SET status = 'RUNNING', "updatedAt" = now()
+         FROM claimed WHERE r.id = claimed."runId" AND claimed.status = 'APPROVED' AND r.status = 'WAITING'
+     )
+     SELECT id, status, plan, feedback, "createdAt", "resolvedAt", "triggerRunId" FROM claimed`,
+    [
+      scope.userId,
+      scope.chatId,
+      scope.runId,
+      scope.waitpointId,
+      decision.approved ? 'APPROVED' : 'REJECTED',
+      decision.feedback ?? null,
+    ],
+  );
+  if (rows[0]) return rows[0];
+  const found = await pool.query<{ status: WaitpointStatus }>(
+    `SELECT w.status
+       FROM "Waitpoint" w JOIN "Run" r ON r.id = w."runId" JOIN "Chat" c ON c.id = r."chatId"
+      WHERE w.id = $4 AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    [scope.userId, scope.chatId, scope.runId, scope.waitpointId],
+  );
+  const waitpoint = found.rows[0];
+  if (!waitpoint) {
+    const miss = await explainRunMiss(pool, scope);
+    return miss === 'RUN_NOT_ACTIVE' ? 'WAITPOINT_NOT_FOUND' : miss;
+  }
+  // A decided waitpoint says so first: a repeated decision is a duplicate, whatever the run did since.
+  if (waitpoint.status !== 'PENDING') return 'WAITPOINT_RESOLVED';
+  return 'RUN_NOT_ACTIVE';
+}
+
+/** What the reconciler needs of a run it may have to end. */
+export interface UnfinishedRun {
+  id: string;
+  chatId: string;
+  triggerRunId: string | null;
+  text: string;
+  cancelRequested: boolean;
+}
+
+const UNFINISHED_COLUMNS = `id, "chatId", "triggerRunId", text, "cancelRequestedAt" IS NOT NULL AS "cancelRequested"`;
+
+/** Which of these runs are still active. */
+export async function listUnfinishedRuns(pool: Pool, runIds: string[]): Promise<UnfinishedRun[]> {
+  const { rows } = await pool.query<UnfinishedRun>(
+    `SELECT ${UNFINISHED_COLUMNS} FROM "Run" WHERE id = ANY($1::uuid[]) AND status IN ${ACTIVE}`,
+    [runIds],
+  );
+  return rows;
+}
+
+/** A row that has not moved for this long is worth asking Temporal about… */
+const STALE_AFTER_SECONDS = 120;
+/** …at most this often per run (a plan may wait for approval for a day). */
+const RECHECK_AFTER_SECONDS = 600;
+
+/**
+ * Active runs whose row has not moved for a while and was not checked lately. A QUEUED run no
+ * execution has taken yet is the dispatcher's, not this.
+ */
+export async function listStaleRuns(pool: Pool, limit = 100): Promise<UnfinishedRun[]> {
+  const { rows } = await pool.query<UnfinishedRun>(
+    `SELECT ${UNFINISHED_COLUMNS} FROM "Run"
+      WHERE status IN ${ACTIVE} AND NOT (status = 'QUEUED' AND "triggerRunId" IS NULL)
+        AND "updatedAt" < now() - make_interval(secs => $1)
+        AND ("checkedAt" IS NULL OR "checkedAt" < now() - make_interval(secs => $2))
+      ORDER BY "updatedAt" LIMIT $3`,
+    [STALE_AFTER_SECONDS, RECHECK_AFTER_SECONDS, limit],
+  );
+  return rows;
+}
+
+export async function markRunsChecked(pool: Pool, runIds: string[]): Promise<void> {
+  if (runIds.length)
+    await pool.query(`UPDATE "Run" SET "checkedAt" = now() WHERE id = ANY($1::uuid[])`, [runIds]);
+}
+
+/** A decision claimed this long ago whose workflow has not acted on it may have lost its signal. */
+const SIGNAL_GRACE_SECONDS = 10;
+
+/**
+ * Runs whose plan decision was claimed a while ago but shows no effect: an approved plan with no
+ * tool call started since, or a rejected one whose run has not ended.
+ */
+export async function listRunsAwaitingSignal(pool: Pool): Promise<
+  {
+    runId: string;
+    chatId: string;
+    triggerRunId: string;
+    waitpointId: string;
+    approved: boolean;
+    feedback: string | null;
+  }[]
+> {
+  const { rows } = await pool.query(
+    `SELECT r.id AS "runId", r."chatId", r."triggerRunId", w.id AS "waitpointId",
+            w.status = 'APPROVED' AS approved, w.feedback
+       FROM "Run" r JOIN "Waitpoint" w ON w."runId" = r.id
+      WHERE r.status IN ('RUNNING', 'WAITING') AND r."triggerRunId" IS NOT NULL
+        AND w.status IN ('APPROVED', 'REJECTED') AND w."resolvedAt" < now() - make_interval(secs => $1)
+        AND NOT EXISTS (SELECT 1 FROM "ToolCall" t WHERE t."runId" = r.id AND t."startedAt" >= w."resolvedAt")
+      LIMIT 100`,
+    [SIGNAL_GRACE_SECONDS],
+  );
+  return rows;
+}
