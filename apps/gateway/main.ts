@@ -7,8 +7,7 @@ import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createApp } from './app';
 import { listen } from './server';
-import { startDispatcher } from './runs/dispatcher';
-import { startReconciler } from './runs/reconciler';
+import { startDispatcher, startReconciler } from '../../operations/runs';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });

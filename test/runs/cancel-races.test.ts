@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { reconcilerRepairs } from '../../core/metrics/registry';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
-import { startReconciler } from '../../apps/gateway/runs/reconciler';
+import { startReconciler } from '../../operations/runs';
 import { createTestUser, type TestUser } from '../support/auth';
 import { startGateway, type TestGateway } from '../support/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startReconciler } from '../../apps/gateway/runs/reconciler';
+import { startReconciler } from '../../operations/runs';
 import { reconcilerRepairs } from '../../core/metrics/registry';
 import { claimPlanDecision } from '../../core/runs/store';
-import { recordEvent } from '../../core/webhooks/outbox';
+import { recordEvent } from '../../core/webhooks/store';
 import { createTestUser, type TestUser } from '../support/auth';
 import { startGateway, type TestGateway } from '../support/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../core/config/config';
 import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
-import { recordEvent } from '../../core/webhooks/outbox';
+import { recordEvent } from '../../core/webhooks/store';
 import { startDeliveries } from '../../workflows/client';
 import { createTestUser, type TestUser } from '../support/auth';
 import { startGateway, type TestGateway } from '../support/gateway';

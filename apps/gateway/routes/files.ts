@@ -1,27 +1,12 @@
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { NotFoundError } from '../../../core/errors/app-error';
-import { ObjectNotFoundError, assertValidKey } from '../../../core/storage/keys';
-import { verifyKeySignature } from '../../../core/storage/signing';
 import { inlineContentDisposition } from '../../../core/uploads/filename';
-import type { GatewayDeps } from '../deps';
+import type { Operations } from '../../../operations';
 import type { RouteTable } from '../http/route-table';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** A missing object, a bad key and a bad signature all answer alike, so none can be probed. */
-const notFound = () => new NotFoundError('NOT_FOUND', 'No such file.');
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void {
+export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
     method: 'get',
     path: '/files/*key',
@@ -47,25 +32,14 @@ export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void
     },
     errors: ['NOT_FOUND'],
     handler: async ({ params, query }, _req, res) => {
-      const key = params.key.join('/');
-      if (!isValidKey(key) || !verifyKeySignature(deps.config, key, query.sig)) throw notFound();
-      const object = await deps.storage.get(key).catch((err: unknown) => {
-        throw err instanceof ObjectNotFoundError ? notFound() : err;
-      });
+      const { object, filename } = await ops.files.openFile(params.key.join('/'), query.sig);
       try {
-        const attachment = await deps.db.prisma.attachment.findUnique({
-          where: { storageKey: key },
-          select: { filename: true },
-        });
         res.setHeader('content-type', object.contentType);
         res.setHeader('content-length', String(object.size));
         res.setHeader('x-content-type-options', 'nosniff');
         // Stored files are media, never documents: nothing in one may run as part of our origin.
         res.setHeader('content-security-policy', "default-src 'none'; sandbox");
-        res.setHeader(
-          'content-disposition',
-          attachment ? inlineContentDisposition(attachment.filename) : 'inline',
-        );
+        res.setHeader('content-disposition', filename ? inlineContentDisposition(filename) : 'inline');
         res.setHeader('cache-control', IMMUTABLE);
         res.status(200);
       } catch (err) {
