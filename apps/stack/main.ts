@@ -5,7 +5,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { migrate } from '../../core/db/migrator';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
+import {
+  embeddedPostgresDurable,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../../core/embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
@@ -84,7 +88,7 @@ async function shutdown(code: number): Promise<void> {
   say('stopping...');
   // Reverse start order: gateway, worker, then Temporal, then PostgreSQL.
   for (const child of [...children].reverse()) await stopChild(child);
-  await postgres?.stop().catch((err: Error) => say(`PostgreSQL stop failed: ${err.message}`));
+  await postgres?.stop();
   say('stopped');
   process.exit(code);
 }
@@ -108,7 +112,11 @@ async function main(): Promise<void> {
 
   if (!process.env.DATABASE_URL) {
     say(`starting embedded PostgreSQL on port ${PG_PORT} (data in .data/postgres)`);
-    postgres = await startEmbeddedPostgres({ dataDir: path.join(DATA, 'postgres'), port: PG_PORT });
+    postgres = await startEmbeddedPostgres({
+      dataDir: path.join(DATA, 'postgres'),
+      port: PG_PORT,
+      durable: embeddedPostgresDurable(),
+    });
     await postgres.createDatabase('agent_chat');
     env.DATABASE_URL = postgres.url('agent_chat');
   }

@@ -13,7 +13,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { migrate } from '../../core/db/migrator';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
+import {
+  embeddedPostgresDurable,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../../core/embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { freePort } from '../support/stack';
@@ -43,7 +47,11 @@ export async function startInfra(): Promise<Infra> {
   let temporal: ChildProcess | undefined;
 
   const startPostgres = async () => {
-    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort });
+    postgres = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'pg'),
+      port: pgPort,
+      durable: embeddedPostgresDurable(),
+    });
   };
   const startTemporal = async () => {
     const uiPort = await freePort();
