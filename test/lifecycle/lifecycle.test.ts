@@ -23,6 +23,20 @@ const KILLS = Number(process.env.LIFECYCLE_KILLS ?? 8);
 /** The stack's own bound on a stop with SHUTDOWN_GRACE=10s: gateway 15 s, worker 20 s, Temporal 10 s, PostgreSQL 15 s. */
 const STOP_BOUND_MS = 60_000;
 
+/** ai_image_2 through a fake prediction provider that holds its predictions until released. */
+const heldProvider = (url: string) => ({
+  IMAGE_PROVIDER: 'prediction',
+  PREDICTION_API_URL: url,
+  PROVIDER_POLL_INTERVAL: '200ms',
+});
+
+/** Resolves once the worker polls a prediction: the tool call is in flight. */
+const polled = (fake: { predictions: Map<string, { polls: number }> }) =>
+  waitFor(async () => ([...fake.predictions.values()].some((p) => p.polls > 0) ? true : undefined), {
+    timeoutMs: 60_000,
+    what: 'the provider to be polled',
+  });
+
 interface RunView {
   status: string;
   toolCalls: { status: string; error: string | null }[];
@@ -232,11 +246,7 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
     it(`${how === 'SIGTERM' ? 'SIGTERM to the npm process' : 'Ctrl-C (SIGINT to the whole group)'} answers the request in flight, stops everything in order, leaves no process and frees every port`, async () => {
       const fake = await startFakePredictionServer({ held: true });
       try {
-        const settings = await settingsFor({
-          IMAGE_PROVIDER: 'prediction',
-          PREDICTION_API_URL: fake.url,
-          PROVIDER_POLL_INTERVAL: '200ms',
-        });
+        const settings = await settingsFor(heldProvider(fake.url));
         const stack = await started(settings);
         const account = await signUp(settings.url);
         // A blocking tool call: its request is in flight at the stop, waiting on the provider.
@@ -245,13 +255,7 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
           headers: { ...account.bearer, 'content-type': 'application/json' },
           body: JSON.stringify({ prompt: 'a lighthouse at dusk' }),
         });
-        await waitFor(
-          async () => ([...fake.predictions.values()].some((p) => p.polls > 0) ? true : undefined),
-          {
-            timeoutMs: 60_000,
-            what: 'the provider to be polled',
-          },
-        );
+        await polled(fake);
         const tree = await processTree(stack.pid);
         assert.ok(
           tree.some((p) => /bin\/postgres /.test(p.command)) &&
@@ -309,24 +313,14 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
     const fake = await startFakePredictionServer({ held: true });
     const receiver = await startReceiver();
     try {
-      const settings = await settingsFor({
-        IMAGE_PROVIDER: 'prediction',
-        PREDICTION_API_URL: fake.url,
-        PROVIDER_POLL_INTERVAL: '200ms',
-      });
+      const settings = await settingsFor(heldProvider(fake.url));
       let stack = await started(settings);
       const account = await signUp(settings.url);
       await subscribe(settings.url, account, receiver.url);
       const turn = await send(settings.url, account, { text: 'generate an image of a lighthouse' });
       assert.equal(turn.status, 202, JSON.stringify(turn));
       const ids = { chatId: turn.chatId as string, runId: turn.runId as string };
-      await waitFor(
-        async () => ([...fake.predictions.values()].some((p) => p.polls > 0) ? true : undefined),
-        {
-          timeoutMs: 60_000,
-          what: 'the provider to be polled',
-        },
-      );
+      await polled(fake);
       assert.equal((await runView(settings.url, account, ids))?.toolCalls[0]?.status, 'RUNNING');
 
       const tree = await processTree(stack.pid);

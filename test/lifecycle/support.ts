@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { portProblem } from '../../core/process/ports';
 import { liveProcess, type ProcessInfo } from '../../core/process/procfs';
+import { watchOutput, type WatchedOutput } from '../support/output';
 import { freePort } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -56,12 +57,9 @@ export async function stackSettings(env: Record<string, string> = {}): Promise<S
   };
 }
 
-export interface Stack {
+export interface Stack extends WatchedOutput {
   /** The pid of `npm start`, the leader of its own process group (as in a terminal). */
   pid: number;
-  output(): string;
-  /** Resolves when the output matches; fails with the output when it does not in time. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<void>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   running(): boolean;
 }
@@ -78,38 +76,14 @@ export function startStack(settings: StackSettings): Stack {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const listeners = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    for (const listener of listeners) listener();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   return {
     pid: child.pid as number,
-    output: () => output,
+    ...watchOutput(child, 'npm start', 180_000),
     exited,
     running: () => child.exitCode === null && child.signalCode === null,
-    waitForLine(pattern, timeoutMs = 180_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!pattern.test(output)) return;
-          listeners.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`npm start never printed ${pattern}; it printed:\n${output.slice(-4000)}`));
-        }, timeoutMs);
-        listeners.add(check);
-        check();
-      });
-    },
   };
 }
 
