@@ -47,9 +47,9 @@ async function main(): Promise<void> {
     await temporal.connection.close();
     await db.close();
   });
-  // Stopping polling, then waiting for the activities in flight: each finishes within
-  // SHUTDOWN_GRACE or is cancelled, and its attempt is reported failed, so Temporal retries it at
-  // once instead of after its heartbeat timeout.
+  // A stop ends polling, then waits for the activities in flight: each finishes within
+  // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
+  // instead of after its heartbeat timeout.
   onShutdown(async () => {
     if (worker.getState() === 'RUNNING') {
       logger.info({ graceMs: config.SHUTDOWN_GRACE }, 'worker stopping');
