@@ -44,3 +44,14 @@ export interface RunToolInput {
   chatId?: string;
   runId?: string;
 }
+
+/**
+ * Whether an aborted tool call was stopped by its caller (its run, or the route's timeout,
+ * cancelled it), rather than its attempt ending for another to take over (a heartbeat timeout,
+ * this worker stopping). Only then is the provider's job cancelled and the call closed as FAILED:
+ * otherwise the next attempt resumes the same job.
+ */
+export function stoppedByCaller(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof Error && reason.message === 'CANCELLED';
+}

@@ -37,6 +37,12 @@ const polled = (fake: { predictions: Map<string, { polls: number }> }) =>
     what: 'the provider to be polled',
   });
 
+const firstPrediction = async (fake: { predictions: Map<string, { canceled: boolean }> }) => {
+  const [prediction] = fake.predictions.values();
+  assert.ok(prediction, 'a prediction was created');
+  return prediction;
+};
+
 interface RunView {
   status: string;
   toolCalls: { status: string; error: string | null }[];
@@ -364,6 +370,42 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
       await stopAndCheck(stack, settings, 'SIGTERM', await processTree(stack.pid));
     } finally {
       await receiver.close();
+      await fake.close();
+    }
+  });
+
+  it('leaves a tool call still in flight when the stop’s grace runs out for the next start, which resumes the same provider job', async () => {
+    const fake = await startFakePredictionServer({ held: true });
+    try {
+      const settings = await settingsFor({ ...heldProvider(fake.url), SHUTDOWN_GRACE: '1s' });
+      let stack = await started(settings);
+      const account = await signUp(settings.url);
+      const turn = await send(settings.url, account, { text: 'generate an image of a lighthouse' });
+      assert.equal(turn.status, 202, JSON.stringify(turn));
+      const ids = { chatId: turn.chatId as string, runId: turn.runId as string };
+      await polled(fake);
+
+      // The provider does not finish within the grace: the worker stops with the call in flight.
+      await stopAndCheck(stack, settings, 'SIGTERM', await processTree(stack.pid));
+      assert.equal((await firstPrediction(fake)).canceled, false, 'the provider job is left running');
+
+      stack = await started(settings);
+      fake.release();
+      const view = await waitFor(
+        async () => {
+          const v = await runView(settings.url, account, ids);
+          return v && TERMINAL.has(v.status) ? v : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 100, what: 'the run to end after the restart' },
+      );
+      assert.equal(view.status, 'COMPLETE', JSON.stringify(view));
+      assert.deepEqual(
+        view.toolCalls.map((c) => c.status),
+        ['SUCCEEDED'],
+      );
+      assert.equal(fake.created.length, 1, 'the next attempt polled the same job, started no second one');
+      await stopAndCheck(stack, settings, 'SIGTERM', await processTree(stack.pid));
+    } finally {
       await fake.close();
     }
   });
