@@ -12,10 +12,10 @@ import express from 'express';
 import sharp from 'sharp';
 import { DURABILITY_SETTING, embeddedPostgresDurable } from '../core/embedded/postgres';
 import { createTemporalClient } from '../core/temporal/connection';
-import { createTestUser } from '../test/support/auth';
-import { startGateway } from '../test/support/gateway';
-import { testStack, stopTestStack } from '../test/support/stack';
-import { startWorker } from '../test/support/worker';
+import { createTestUser } from '../testkit/users';
+import { startGateway } from '../testkit/gateway';
+import { testStack, stopTestStack } from '../testkit/stack';
+import { startWorker } from '../testkit/worker';
 import { measure, printTable, type Row } from './measure';
 import { measureTurns } from './turns';
 

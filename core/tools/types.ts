@@ -53,5 +53,7 @@ export interface RunToolInput {
  */
 export function stoppedByCaller(signal: AbortSignal): boolean {
   const reason: unknown = signal.reason;
-  return signal.aborted && reason instanceof Error && reason.message === 'CANCELLED';
+  // Temporal's reasons: CANCELLED (the workflow asked), NOT_FOUND (the workflow is gone, so no
+  // attempt will follow); TIMED_OUT, WORKER_SHUTDOWN, PAUSED and RESET all leave a next attempt.
+  return signal.aborted && reason instanceof Error && ['CANCELLED', 'NOT_FOUND'].includes(reason.message);
 }

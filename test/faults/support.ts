@@ -20,7 +20,7 @@ import {
 } from '../../core/embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { freePort } from '../support/stack';
+import { freePort } from '../../testkit/stack';
 import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
 

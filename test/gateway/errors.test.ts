@@ -5,9 +5,9 @@ import { pinoHttp } from 'pino-http';
 import { apiKeyGuard } from '../../apps/gateway/middleware/auth';
 import { errorHandler } from '../../apps/gateway/middleware/errors';
 
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 
 async function chatCount(userId: string): Promise<number> {
   const { db } = await testStack();

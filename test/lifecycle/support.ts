@@ -9,7 +9,7 @@ import path from 'node:path';
 import { portProblem } from '../../core/process/ports';
 import { liveProcess, type ProcessInfo } from '../../core/process/procfs';
 import { watchOutput, type WatchedOutput } from '../support/output';
-import { freePort } from '../support/stack';
+import { freePort } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '../..');

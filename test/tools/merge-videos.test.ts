@@ -3,11 +3,11 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ToolResult } from '../../core/schemas/events';
-import { createTestUser, type TestUser } from '../support/auth';
+import { createTestUser, type TestUser } from '../../testkit/users';
 import { probeFile, startMediaServer, testVideo } from '../support/fake-providers';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 describe('merge_videos', function () {
   this.timeout(180_000);

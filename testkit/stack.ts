@@ -7,16 +7,16 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../core/config/config';
-import { createDatabase, type Database } from '../../core/db/client';
-import { migrate } from '../../core/db/migrator';
+import { loadConfig, type Config } from '../core/config/config';
+import { createDatabase, type Database } from '../core/db/client';
+import { migrate } from '../core/db/migrator';
 import {
   embeddedPostgresDurable,
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../../core/embedded/temporal-cli';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+} from '../core/embedded/postgres';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../core/embedded/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
  * The real infrastructure every test shares: one PostgreSQL (embedded, or TEST_DATABASE_URL) with
