@@ -85,10 +85,7 @@ async function start(): Promise<TestStack> {
   const databaseUrl = await createDatabase_('test');
   await migrate(databaseUrl);
 
-  // Before anything creates the SDK runtime: its own logs (bundling, state changes) would drown the report.
-  Runtime.install({
-    logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
-  });
+  installTestRuntime();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: await resolveTemporalCli() },
@@ -120,6 +117,20 @@ async function start(): Promise<TestStack> {
     config: (overrides = {}) => loadConfig({ ...baseEnv, ...overrides }),
     createDatabase: createDatabase_,
   };
+}
+
+let runtimeInstalled = false;
+
+/**
+ * The SDK runtime of a test process, installed before anything creates one by default: the SDK's
+ * own logs (bundling, state changes) would drown the report. Safe to call more than once.
+ */
+export function installTestRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
+  });
 }
 
 export function testStack(): Promise<TestStack> {
