@@ -53,6 +53,8 @@ export interface AgentRunState {
   step: number;
   pendingWaitpointId: string | null;
   runningToolCallIds: string[];
+  /** What the run is doing now: "model step 2", "waiting for plan approval", a tool's name. */
+  activity?: string;
 }
 
 /** Sent by the waitpoint route once it has claimed the waitpoint's decision in the database. */

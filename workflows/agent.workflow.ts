@@ -238,6 +238,7 @@ class Turn {
   /** The status operators filter on (AgentRunStatus) and what the run is doing now, in the Web UI. */
   private report(status: RunStatus, details: string): void {
     this.live.status = status;
+    this.live.activity = details;
     setCurrentDetails(details);
     if (status === this.reported) return;
     this.reported = status;

@@ -29,6 +29,8 @@ export interface GatewayApp {
 export function createApp(deps: GatewayDeps): GatewayApp {
   const app = express();
   app.disable('x-powered-by');
+  // The route table sets ETags itself (see RouteTable.add).
+  app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
   app.use(

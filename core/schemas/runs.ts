@@ -84,6 +84,10 @@ export const runSnapshotSchema = z
     triggerRunId: z.string().nullable(),
     text: z.string(),
     currentStep: z.number().int(),
+    activity: z.string().nullable().openapi({
+      description:
+        'What a live run is doing now, from its workflow ("model step 2", "waiting for plan approval", a tool\'s name); at most a second old; null before it starts and once it ends.',
+    }),
     toolCalls: z.array(
       z.object({
         id: z.uuid(),
@@ -204,6 +208,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     triggerRunId: (r.triggerRunId ?? null) as string | null,
     text: r.text as string,
     currentStep: r.currentStep as number,
+    activity: null,
     toolCalls,
     waitpoints,
     error: (r.error ?? null) as string | null,

@@ -101,7 +101,8 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
   // Later polls may omit the cancel URL: keep the first one seen.
   const cancelUrl = prediction.urls?.cancel;
   const cancel = () => {
-    if (cancelUrl && stoppedByCaller(ctx.signal)) fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);
+    if (cancelUrl && stoppedByCaller(ctx.signal))
+      fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);
   };
   ctx.signal.addEventListener('abort', cancel, { once: true });
   try {

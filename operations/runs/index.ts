@@ -7,7 +7,7 @@ import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
-import { loadSnapshot } from './snapshot';
+import { createLiveStates, loadSnapshot } from './snapshot';
 import { startRun } from './start';
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
@@ -26,6 +26,7 @@ export interface SendTurnInput {
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
 export function createRunsOperations(deps: OperationDeps) {
+  const liveStates = createLiveStates(deps);
   return {
     /**
      * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
@@ -56,14 +57,14 @@ export function createRunsOperations(deps: OperationDeps) {
     },
 
     getRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
-      return loadSnapshot(deps, { userId: caller.userId, ...ids });
+      return loadSnapshot(deps, liveStates, { userId: caller.userId, ...ids });
     },
 
     /** Cancels the run (see requestCancel) and answers its snapshot as it now stands. */
     async cancelRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
       const scope = { userId: caller.userId, ...ids };
       await requestCancel(deps, scope);
-      return loadSnapshot(deps, scope);
+      return loadSnapshot(deps, liveStates, scope);
     },
 
     async decidePlan(

@@ -6,13 +6,46 @@ import type { OperationDeps } from '../deps';
 
 /** A live query must not hold up a poll: past this, the tables alone answer. */
 const QUERY_DEADLINE_MS = 500;
+/**
+ * How old the workflow's view may be when a poll shows it: however many clients poll a run, this
+ * process asks its workflow at most once per run per second (concurrent polls share one query).
+ */
+const LIVE_STATE_TTL_MS = 1_000;
+/** Bounds the cache: past this many runs, expired answers are dropped, then the oldest. */
+const LIVE_STATE_ENTRIES = 10_000;
+
+export type LiveStates = (chatId: string, triggerRunId: string) => Promise<AgentRunState | undefined>;
+
+/** The workflow's own view of live runs, asked through its query and shared for a second. */
+export function createLiveStates(deps: OperationDeps): LiveStates {
+  const cache = new Map<string, { expires: number; state: Promise<AgentRunState | undefined> }>();
+  return (chatId, triggerRunId) => {
+    const now = Date.now();
+    const hit = cache.get(triggerRunId);
+    if (hit && hit.expires > now) return hit.state;
+    cache.delete(triggerRunId);
+    if (cache.size >= LIVE_STATE_ENTRIES) {
+      for (const [key, entry] of cache) if (entry.expires <= now) cache.delete(key);
+      for (const key of cache.keys()) {
+        if (cache.size < LIVE_STATE_ENTRIES) break;
+        cache.delete(key);
+      }
+    }
+    const state = liveState(deps, chatId, triggerRunId);
+    cache.set(triggerRunId, { expires: now + LIVE_STATE_TTL_MS, state });
+    return state;
+  };
+}
 
 /**
- * The run, its tool calls and waitpoints in one indexed query, scoped to the caller's chat.
- * A terminal run is served from the tables alone; a live one also merges the workflow's state.
+ * The run, its tool calls and waitpoints in one indexed read, scoped to the caller's chat: the
+ * tables hold everything the snapshot shows, written by the activities as they go. A live run
+ * adds what only its workflow knows (what it is doing this moment, the step it just scheduled),
+ * from a query asked at most once a second (see createLiveStates).
  */
 export async function loadSnapshot(
   deps: OperationDeps,
+  liveStates: LiveStates,
   ids: { userId: string; chatId: string; runId: string },
 ): Promise<RunSnapshot> {
   const row = await selectRunSnapshot(deps.db.pool, ids);
@@ -24,10 +57,13 @@ export async function loadSnapshot(
   const live =
     snapshot.status !== 'QUEUED' && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status);
   if (live && snapshot.triggerRunId) {
-    const state = await liveState(deps, ids.chatId, snapshot.triggerRunId);
+    const state = await liveStates(ids.chatId, snapshot.triggerRunId);
     // The tables have the status (every change of it is a statement); the workflow knows its step
     // as soon as it schedules one, a moment before the step's first write.
-    if (state) snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
+    if (state) {
+      snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
+      snapshot.activity = state.activity ?? null;
+    }
   }
   return snapshot;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
@@ -40,6 +41,14 @@ export interface RouteSpec<S extends RequestSchema> {
   /** Every error code the route can answer besides the common ones of its auth kind. */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
+}
+
+/** Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for GET). */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => bare(tag) === bare(etag));
 }
 
 /**
@@ -108,8 +117,18 @@ export class RouteTable {
           : spec.request;
       const result = await spec.handler(parse(request, req) as Input<S>, req, res);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(result.body);
+      if (res.headersSent) return;
+      if (result.body === undefined) return void res.status(result.status).end();
+      const json = JSON.stringify(result.body);
+      if (req.method === 'GET' && result.status === 200) {
+        // A poller that sends back the ETag of what it has is told, in a few bytes, that nothing
+        // changed. Evaluated here rather than by Express, which ignores If-None-Match whenever the
+        // request says `Cache-Control: no-cache`, as fetch() does for every conditional request.
+        const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+        res.setHeader('etag', etag);
+        if (noneMatch(req.headers['if-none-match'], etag)) return void res.status(304).end();
+      }
+      res.status(result.status).type('application/json').send(json);
     };
     const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
     this.router[spec.method](spec.path, ...guards, ...(spec.before ?? []), handler);
