@@ -5,7 +5,7 @@ export interface Figures {
   concurrency: number;
   p50: number;
   p99: number;
-  /** operations per second over the whole batch */
+  /** operations per second over the whole batch (or the window) */
   throughput: number;
   errors: number;
 }
@@ -16,12 +16,19 @@ function quantile(sorted: number[], q: number): number {
   return sorted[i] as number;
 }
 
-/** Times operations one by one, counting failures apart; figures() sums them up. */
-function recorder() {
+/** Latencies in ms, failures counted apart, summed up by figures(). */
+export function recorder() {
   const lat: number[] = [];
   let errors = 0;
   let firstError: unknown;
   return {
+    add(ms: number): void {
+      lat.push(ms);
+    },
+    fail(err: unknown): void {
+      errors++;
+      firstError ??= err;
+    },
     async time(op: () => Promise<unknown>): Promise<void> {
       const s = performance.now();
       try {
@@ -32,7 +39,19 @@ function recorder() {
         firstError ??= err;
       }
     },
-    figures: (wallMs: number, concurrency: number) => summarize(lat, errors, firstError, wallMs, concurrency),
+    figures(wallMs: number, concurrency: number): Figures {
+      if (errors)
+        console.error(`  ${errors} errors, first: ${String((firstError as Error)?.message ?? firstError)}`);
+      const sorted = [...lat].sort((a, b) => a - b);
+      return {
+        n: lat.length + errors,
+        concurrency,
+        p50: quantile(sorted, 0.5),
+        p99: quantile(sorted, 0.99),
+        throughput: lat.length / (wallMs / 1000),
+        errors,
+      };
+    },
   };
 }
 
@@ -69,23 +88,49 @@ export async function measureFor(
   return rec.figures(performance.now() - t0, lanes);
 }
 
-function summarize(
-  lat: number[],
-  errors: number,
-  firstError: unknown,
-  wallMs: number,
-  concurrency: number,
-): Figures {
-  if (errors)
-    console.error(`  ${errors} errors, first: ${String((firstError as Error)?.message ?? firstError)}`);
-  lat.sort((a, b) => a - b);
+export interface ClosedLoop {
+  /** Opens the measured window: operations that end from now on count. */
+  mark(): void;
+  /** Closes the window, lets the operations in flight end uncounted, and sums up the window. */
+  stop(): Promise<Figures>;
+  /** Whether a moment (performance.now()) lies in the window, for samples an operation takes itself. */
+  inWindow(at: number): boolean;
+}
+
+/**
+ * `lanes` clients, each running `op` back to back until stopped: a steady load at a fixed
+ * concurrency. Only operations that end between mark() and stop() count, so neither the ramp-up
+ * nor the drain (when fewer than `lanes` are in flight) weighs on the figures.
+ */
+export function closedLoop(lanes: number, op: (lane: number) => Promise<unknown>): ClosedLoop {
+  const rec = recorder();
+  let markedAt = Infinity;
+  let stoppedAt = Infinity;
+  const inWindow = (at: number) => at >= markedAt && at <= stoppedAt;
+  const running = Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (stoppedAt === Infinity) {
+        const s = performance.now();
+        try {
+          await op(lane);
+          const end = performance.now();
+          if (inWindow(end)) rec.add(end - s);
+        } catch (err) {
+          if (inWindow(performance.now())) rec.fail(err);
+        }
+      }
+    }),
+  );
   return {
-    n: lat.length + errors,
-    concurrency,
-    p50: quantile(lat, 0.5),
-    p99: quantile(lat, 0.99),
-    throughput: lat.length / (wallMs / 1000),
-    errors,
+    mark() {
+      markedAt = performance.now();
+    },
+    async stop() {
+      stoppedAt = performance.now();
+      await running;
+      return rec.figures(stoppedAt - markedAt, lanes);
+    },
+    inWindow,
   };
 }
 
