@@ -71,23 +71,6 @@ export async function measure(
   return rec.figures(performance.now() - t0, concurrency);
 }
 
-/** Runs `op` back to back in each of `lanes` lanes (told its lane) until `seconds` have passed. */
-export async function measureFor(
-  seconds: number,
-  lanes: number,
-  op: (lane: number) => Promise<unknown>,
-): Promise<Figures> {
-  const rec = recorder();
-  const t0 = performance.now();
-  const until = t0 + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: lanes }, async (_, lane) => {
-      while (performance.now() < until) await rec.time(() => op(lane));
-    }),
-  );
-  return rec.figures(performance.now() - t0, lanes);
-}
-
 export interface ClosedLoop {
   /** Opens the measured window: operations that end from now on count. */
   mark(): void;
@@ -132,70 +115,4 @@ export function closedLoop(lanes: number, op: (lane: number) => Promise<unknown>
     },
     inWindow,
   };
-}
-
-export interface Row {
-  name: string;
-  target: string;
-  service?: Figures;
-  baseline?: Figures;
-  /** service / baseline at p50 and p99; for crop, the p50 difference in ms */
-  ratioP50?: number;
-  ratioP99?: number;
-  diffP50Ms?: number;
-  meets?: boolean;
-  note?: string;
-}
-
-const f = (x: number | undefined, d = 1) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
-
-export function printTable(rows: Row[]): string {
-  const head = [
-    'row',
-    'svc p50 ms',
-    'svc p99 ms',
-    'svc ops/s',
-    'base p50 ms',
-    'base p99 ms',
-    'base ops/s',
-    'ratio p50',
-    'ratio p99',
-    'target',
-    'meets',
-  ];
-  const body = rows.map((r) =>
-    r.service
-      ? [
-          r.name,
-          f(r.service.p50, 2),
-          f(r.service.p99, 2),
-          f(r.service.throughput),
-          f(r.baseline?.p50, 2),
-          f(r.baseline?.p99, 2),
-          f(r.baseline?.throughput),
-          r.diffP50Ms !== undefined ? `Δ${f(r.diffP50Ms)}ms` : `${f(r.ratioP50, 2)}x`,
-          r.diffP50Ms !== undefined ? '-' : `${f(r.ratioP99, 2)}x`,
-          r.target,
-          r.meets === undefined ? '-' : r.meets ? 'yes' : 'NO',
-        ]
-      : [
-          r.name,
-          r.note ?? 'not measured',
-          '',
-          '',
-          '',
-          '',
-          '',
-          '',
-          '',
-          r.target,
-          r.meets === undefined ? '-' : r.meets ? 'yes' : 'NO',
-        ],
-  );
-  const all = [head, ...body];
-  const w = head.map((_, c) => Math.max(...all.map((row) => String(row[c]).length)));
-  const line = (row: string[]) =>
-    '| ' + row.map((c, i) => String(c).padEnd(w[i] as number)).join(' | ') + ' |';
-  const sep = '|' + w.map((x) => '-'.repeat(x + 2)).join('|') + '|';
-  return [line(head), sep, ...body.map(line)].join('\n');
 }

@@ -18,8 +18,3 @@ export async function bareNotifyWorkflow(url: string, body: string): Promise<voi
   await noop();
   await post(url, body);
 }
-
-export async function bareTurnWorkflow(activities: number, url: string, body: string): Promise<void> {
-  for (let i = 0; i < activities; i++) await noop();
-  await post(url, body);
-}
