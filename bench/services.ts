@@ -10,19 +10,30 @@ export interface ServiceProcess {
   pid: number;
   /** Resident set size of the process, from /proc, right after a full garbage collection. */
   rssBytes(): Promise<number>;
+  /** Sends `message` with a fresh id and resolves with the process's reply carrying that id. */
+  request<T>(message: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
 }
 
 /**
  * Starts `apps/<app>/main.ts` as its own Node process, the way `npm run start:<app>` does but
- * without the npm and tsx wrapper processes, so its pid is the process whose memory we report.
- * Resolves once the app says it is ready (core/process/ready.ts).
+ * without the npm and tsx wrapper processes, so its pid is the process whose memory and CPU we
+ * report. Resolves once the app says it is ready (core/process/ready.ts).
  */
-export async function startService(
+export function startService(
   app: 'gateway' | 'worker',
   env: Record<string, string>,
 ): Promise<ServiceProcess> {
-  const child: ChildProcess = fork(path.join(ROOT, 'apps', app, 'main.ts'), [], {
+  return startProcess(app, path.join(ROOT, 'apps', app, 'main.ts'), env);
+}
+
+/** Starts a TypeScript entry point as its own Node process; it says 'ready' over IPC when it is. */
+export async function startProcess(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const child: ChildProcess = fork(entry, [], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     execArgv: ['--expose-gc', '--import', 'tsx', '--require', path.join(__dirname, 'gc-hook.cjs')],
@@ -30,7 +41,7 @@ export async function startService(
   });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`${app} not ready in ${READY_TIMEOUT_MS} ms`)),
+      () => reject(new Error(`${name} not ready in ${READY_TIMEOUT_MS} ms`)),
       READY_TIMEOUT_MS,
     );
     child.once('message', (m) => {
@@ -40,26 +51,46 @@ export async function startService(
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${app} exited with ${code} before it was ready`));
+      reject(new Error(`${name} exited with ${code} before it was ready`));
     });
   });
   const pid = child.pid as number;
+  let nextId = 0;
+  const reply = <T>(matches: (m: unknown) => boolean) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: unknown) => {
+        if (!matches(m)) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(m as T);
+      };
+      const onExit = (code: number | null) => {
+        child.off('message', onMessage);
+        reject(new Error(`${name} exited with ${code} before it answered`));
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
   return {
-    name: app,
+    name,
     pid,
     async rssBytes() {
-      await new Promise<void>((resolve) => {
-        const onMessage = (m: unknown) => {
-          if (m !== 'gc-done') return;
-          child.off('message', onMessage);
-          resolve();
-        };
-        child.on('message', onMessage);
-        child.send('gc');
-      });
+      const collected = reply<void>((m) => m === 'gc-done');
+      child.send('gc');
+      await collected;
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
       const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
       return Number(kb) * 1024;
+    },
+    async request<T>(message: Record<string, unknown>) {
+      const id = ++nextId;
+      const answered = reply<{ id: number; error?: string } & T>(
+        (m) => typeof m === 'object' && m !== null && (m as { id?: unknown }).id === id,
+      );
+      child.send({ ...message, id });
+      const answer = await answered;
+      if (answer.error) throw new Error(`${name}: ${answer.error}`);
+      return answer;
     },
     async stop() {
       if (child.exitCode !== null) return;

@@ -1,21 +1,61 @@
 /**
- * The rows that need a whole turn: end-to-end (send → agent.completed at a webhook receiver),
- * sustained load, and the memory of the gateway and worker processes. The gateway and the worker
- * run as their own processes here, as in production, so each one's memory can be read.
+ * The rows of single turns on the gateway and worker processes: the shape of a turn's history
+ * (plain, tool, plan mode), and the end-to-end turn up to its webhook.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createTemporalClient } from '../core/temporal/connection';
-import type { TestStack } from '../testkit/stack';
-import type { TestUser } from '../testkit/users';
-import { measure, measureFor, type Figures, type Row } from './measure';
-import { startService, type ServiceProcess } from './services';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { agentWorkflowId } from '../workflows/agent.contract';
+import { createTestUser } from '../testkit/users';
+import type { BareStack } from './bare';
+import { isTerminal, type SentTurn, type ServiceClient } from './client';
+import type { Bench, ServiceProcesses } from './context';
+import { measure } from './measure';
+import { fmt, latencyRow, type Row } from './report';
+import type { bareNotifyWorkflow, bareStepsWorkflow } from './workflows';
 
-/** Activities of a turn without tools: markRunStarted, emit started, loadHistory, callModel, finishRun, emit completed. */
-const AGENT_TURN_ACTIVITIES = 6;
-const PLAN_WAITING_RUNS = 1000;
+const POLL_MS = 20;
+const MAX_PLAIN_EVENTS = 15;
+const MAX_PLAIN_WORKFLOW_TASKS = 3;
+const MAX_E2E_RATIO = 1.3;
+
+/** What a workflow's history is made of. */
+export interface HistoryShape {
+  events: number;
+  workflowTasks: number;
+  activities: number;
+  /** local activities and patch() calls, each a marker */
+  markers: number;
+  signals: number;
+  /** events by type, e.g. { ActivityTaskScheduled: 1 } */
+  byType: Record<string, number>;
+}
+
+async function historyShape(bench: Bench, workflowId: string, runId?: string | null): Promise<HistoryShape> {
+  const handle = bench.temporal.client.workflow.getHandle(workflowId, runId ?? undefined);
+  // The run's row says it ended before the execution's last workflow task has closed it.
+  await handle.result();
+  const history = await handle.fetchHistory();
+  const { events = [] } = JSON.parse(historyToJSON(history)) as { events?: { eventType: string }[] };
+  const byType: Record<string, number> = {};
+  for (const e of events) {
+    // EVENT_TYPE_WORKFLOW_TASK_STARTED → WorkflowTaskStarted
+    const type = e.eventType
+      .replace(/^EVENT_TYPE_/, '')
+      .toLowerCase()
+      .replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+    byType[type] = (byType[type] ?? 0) + 1;
+  }
+  return {
+    events: events.length,
+    workflowTasks: byType.WorkflowTaskStarted ?? 0,
+    activities: byType.ActivityTaskScheduled ?? 0,
+    markers: byType.MarkerRecorded ?? 0,
+    signals: byType.WorkflowExecutionSignaled ?? 0,
+    byType,
+  };
+}
 
 interface Receiver {
   url: string;
@@ -60,259 +100,112 @@ async function webhookReceiver(): Promise<Receiver> {
   };
 }
 
-export interface TurnRows {
-  rows: Row[];
-  memory: Record<string, { gatewayMiB: number; workerMiB: number }>;
+/** One turn of each kind, run to its end; rows of their histories against bare workflows of as many activities. */
+export async function historyRows(bench: Bench, service: ServiceProcesses, bare: BareStack): Promise<Row[]> {
+  console.log('bench: history of a plain, a tool and a plan-mode turn…');
+  const client = service.client(bench.user);
+  const crop = { text: 'crop this to the left half', image_urls: [bench.image.url] };
+  const ended = async (turn: SentTurn) => {
+    const { snapshot } = await client.pollUntil(turn, isTerminal, POLL_MS);
+    if (snapshot.status !== 'COMPLETE')
+      throw new Error(`turn ${turn.runId} ended ${snapshot.status}: ${snapshot.error}`);
+    return historyShape(bench, agentWorkflowId(turn.chatId), turn.triggerRunId);
+  };
+  const planned = async () => {
+    const turn = await client.send({ ...crop, planMode: true });
+    const { snapshot } = await client.pollUntil(
+      turn,
+      (s) => s.status === 'WAITING' || isTerminal(s),
+      POLL_MS,
+    );
+    const waitpoint = snapshot.waitpoints.find((w) => w.status === 'PENDING');
+    if (!waitpoint) throw new Error(`plan-mode turn ${turn.runId}: ${snapshot.status}, no pending plan`);
+    await client.decide(turn, waitpoint.id, true);
+    return ended(turn);
+  };
+  const bareShapes = new Map<number, Promise<HistoryShape>>();
+  const bareShape = (activities: number) => {
+    let shape = bareShapes.get(activities);
+    if (!shape) {
+      const workflowId = `bare-history-${randomUUID()}`;
+      shape = bench.temporal.client.workflow
+        .execute<typeof bareStepsWorkflow>('bareStepsWorkflow', {
+          taskQueue: bare.taskQueue,
+          workflowId,
+          args: [activities],
+        })
+        .then(() => historyShape(bench, workflowId));
+      bareShapes.set(activities, shape);
+    }
+    return shape;
+  };
+
+  const kinds = [
+    ['history plain', () => client.send({ text: 'hello bench' }).then(ended)],
+    ['history tool (crop)', () => client.send(crop).then(ended)],
+    ['history plan mode (crop)', planned],
+  ] as const;
+  const rows: Row[] = [];
+  for (const [name, run] of kinds) {
+    const turn = await run();
+    const floor = await bareShape(turn.activities);
+    const plain = name === 'history plain';
+    rows.push({
+      key: 'history',
+      name,
+      measure: 'events (workflow tasks)',
+      service: `${turn.events} (${turn.workflowTasks}); ${turn.activities} act., ${turn.markers} markers, ${turn.signals} signals`,
+      baseline: `${floor.events} (${floor.workflowTasks}); ${floor.activities} act.`,
+      ratio: `${fmt(turn.events / floor.events, 2)}x`,
+      target: plain ? `≤${MAX_PLAIN_EVENTS} events, ≤${MAX_PLAIN_WORKFLOW_TASKS} tasks` : '-',
+      meets: plain
+        ? turn.events <= MAX_PLAIN_EVENTS && turn.workflowTasks <= MAX_PLAIN_WORKFLOW_TASKS
+        : undefined,
+      data: { service: turn, baseline: floor },
+    });
+  }
+  return rows;
 }
 
-export async function measureTurns(
-  stack: TestStack,
-  user: TestUser,
-  options: { e2eTurns: number; sustainedSeconds: number; concurrency: number },
-): Promise<TurnRows> {
-  const queue = `bench-turns-${randomBytes(4).toString('hex')}`;
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const env: Record<string, string> = {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'error',
-    DATABASE_URL: stack.databaseUrl,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    TEMPORAL_TASK_QUEUE: queue,
-    APP_SECRET: randomBytes(32).toString('base64url'),
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    MODEL_PROVIDER: 'local',
-    ALLOW_PRIVATE_NETWORK_URLS: 'true',
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-    SEND_RATE_LIMIT_PER_MINUTE: '100000000',
-    API_RATE_LIMIT_PER_MINUTE: '100000000',
-    PLAN_APPROVAL_TIMEOUT: '3600000',
-  };
-  const worker = await startService('worker', env);
-  const gateway = await startService('gateway', env);
-  const base = `http://127.0.0.1:${port}`;
+/**
+ * Send → agent.completed at a loopback webhook receiver, against a bare workflow of one no-op
+ * activity followed by one activity POSTing the same event to the same receiver.
+ */
+export async function endToEndRow(
+  bench: Bench,
+  service: ServiceProcesses,
+  bare: BareStack,
+  turns: number,
+): Promise<Row> {
+  console.log(`bench: end-to-end turn, ${turns} sequential…`);
   const receiver = await webhookReceiver();
-  const bare = createTemporalClient({ address: stack.temporalAddress, namespace: 'default' });
-  const bareQueue = `bench-bare-turn-${randomBytes(4).toString('hex')}`;
-  const bareConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const bareWorker = await Worker.create({
-    connection: bareConnection,
-    taskQueue: bareQueue,
-    workflowsPath: require.resolve('./workflows'),
-    activities: {
-      noop: async () => undefined,
-      post: async (url: string, body: string) => {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-        });
-        await res.arrayBuffer();
-        if (!res.ok) throw new Error(`receiver answered ${res.status}`);
-      },
-    },
-  });
-  const bareRunning = bareWorker.run();
-  const memory: TurnRows['memory'] = {};
-  const rows: Row[] = [];
   try {
-    const hook = await fetch(`${base}/api/webhook-endpoints`, {
-      method: 'POST',
-      headers: { cookie: user.cookie, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['agent.completed', 'agent.failed'] }),
-    });
-    if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
-
-    const headers = { ...user.bearer, 'content-type': 'application/json' };
-    const send = async (body: object): Promise<{ chatId: string; runId: string }> => {
-      const res = await fetch(`${base}/api/v1/completions`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { chatId: string; runId: string };
-      if (res.status !== 202) throw new Error(`send ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    const turn = (chatId?: string) => async () => {
-      const { runId } = await send({ text: 'hello bench', ...(chatId ? { chatId } : {}) });
+    // A user of its own: its endpoint must not make the other rows' turns pay for deliveries.
+    const user = await createTestUser();
+    const client: ServiceClient = service.client(user);
+    await client.addWebhook(receiver.url, ['agent.completed', 'agent.failed']);
+    const turn = async () => {
+      const { runId } = await client.send({ text: 'hello bench' });
       const event = await receiver.completion(runId);
       if (event !== 'agent.completed') throw new Error(`run ${runId}: ${event}`);
     };
     const bareTurn = async () => {
       const id = randomUUID();
       const arrived = receiver.completion(id);
-      await bare.client.workflow.start('bareTurnWorkflow', {
-        taskQueue: bareQueue,
-        workflowId: `bench-turn-${id}`,
-        args: [
-          AGENT_TURN_ACTIVITIES,
-          receiver.url,
-          JSON.stringify({ event: 'agent.completed', data: { runId: id } }),
-        ],
+      await bench.temporal.client.workflow.start<typeof bareNotifyWorkflow>('bareNotifyWorkflow', {
+        taskQueue: bare.taskQueue,
+        workflowId: `bare-turn-${id}`,
+        args: [receiver.url, JSON.stringify({ event: 'agent.completed', data: { runId: id } })],
       });
       await arrived;
     };
-
-    console.log(`bench: end-to-end turn, ${options.e2eTurns} sequential…`);
-    await measure(turn(), 10, 1);
+    await measure(turn, 10, 1);
     await measure(bareTurn, 10, 1);
-    const e2eS = await measure(turn(), options.e2eTurns, 1);
-    const e2eB = await measure(bareTurn, options.e2eTurns, 1);
-    rows.push(ratioRow('end-to-end turn', '≤1.5x', e2eS, e2eB, 1.5));
-
-    // Each lane owns a chat and sends its next turn once the previous one has completed.
-    const chats: string[] = [];
-    for (let i = 0; i < options.concurrency; i++) {
-      const res = await fetch(`${base}/api/v1/chats`, { method: 'POST', headers, body: JSON.stringify({}) });
-      chats.push(((await res.json()) as { id: string }).id);
-    }
-    const sustained = () =>
-      measureFor(options.sustainedSeconds, options.concurrency, (lane) => turn(chats[lane])());
-    const bareStarts = () =>
-      measureFor(options.sustainedSeconds, options.concurrency, async () => {
-        await bare.client.workflow.start('benchNoop', {
-          taskQueue: `${bareQueue}-idle`,
-          workflowId: randomUUID(),
-        });
-      });
-
-    const waitingRound = async (round: string) => {
-      console.log(`bench: memory round ${round}: ${PLAN_WAITING_RUNS} runs waiting on plan approval…`);
-      const runs = await measure(
-        async () => {
-          waitingRuns.push(
-            await send({
-              text: 'crop this to the left half',
-              image_urls: ['http://127.0.0.1:9/photo.png'],
-              planMode: true,
-            }),
-          );
-        },
-        PLAN_WAITING_RUNS,
-        options.concurrency,
-      );
-      if (runs.errors) throw new Error(`${runs.errors} plan-mode sends failed`);
-      await allWaiting(
-        stack,
-        waitingRuns.map((r) => r.runId),
-      );
-      memory[`after ${PLAN_WAITING_RUNS} waiting (round ${round})`] = await rss(gateway, worker);
-      await measure(
-        async (i) => {
-          const run = waitingRuns[i] as { chatId: string; runId: string };
-          const res = await fetch(`${base}/api/v1/chats/${run.chatId}/runs/${run.runId}/cancel`, {
-            method: 'POST',
-            headers: user.bearer,
-          });
-          await res.arrayBuffer();
-        },
-        waitingRuns.length,
-        16,
-      );
-      waitingRuns.length = 0;
-    };
-    const waitingRuns: { chatId: string; runId: string }[] = [];
-
-    console.log(
-      `bench: sustained load, ${options.sustainedSeconds} s at ${options.concurrency} chats (round 1)…`,
-    );
-    const s1 = await sustained();
-    memory['after sustained load (round 1)'] = await rss(gateway, worker);
-    await waitingRound('1');
-    console.log(`bench: sustained load (round 2)…`);
-    const s2 = await sustained();
-    memory['after sustained load (round 2)'] = await rss(gateway, worker);
-    await waitingRound('2');
-    // Last: the starts leave their workflows open on a queue no worker polls.
-    console.log(`bench: Temporal starts, ${options.sustainedSeconds} s at ${options.concurrency} in flight…`);
-    const b1 = await bareStarts();
-    const sustainedRow: Row = {
-      name: `sustained ${options.sustainedSeconds}s c${options.concurrency}`,
-      target: 'ops/s ≥0.6x',
-      service: s1,
-      baseline: b1,
-      ratioP50: s1.throughput / b1.throughput,
-      ratioP99: s1.throughput / b1.throughput,
-      meets: s1.throughput / b1.throughput >= 0.6 && !s1.errors,
-      note: 'ratio = turns per second ÷ Temporal starts per second',
-    };
-    rows.push(sustainedRow);
-    const growth = memoryGrowth(memory);
-    rows.push({
-      name: 'memory',
-      target: 'no growth',
-      meets: growth.ok,
-      note: 'see the memory table',
-    });
-    memory['growth, round 2 against round 1'] = growth.delta;
-    if (s2.errors) console.error(`  round 2 of the sustained load had ${s2.errors} errors`);
+    const serviceFigures = await measure(turn, turns, 1);
+    const baseline = await measure(bareTurn, turns, 1);
+    return latencyRow('e2e', 'end-to-end turn', serviceFigures, baseline, { p50: MAX_E2E_RATIO });
   } finally {
-    await gateway.stop();
-    await worker.stop();
-    bareWorker.shutdown();
-    await bareRunning;
-    await bareConnection.close();
-    await bare.connection.close();
     receiver.server.closeAllConnections();
     receiver.server.close();
   }
-  return { rows, memory };
-}
-
-function ratioRow(name: string, target: string, service: Figures, baseline: Figures, max: number): Row {
-  const ratioP50 = service.p50 / baseline.p50;
-  const ratioP99 = service.p99 / baseline.p99;
-  return {
-    name,
-    target,
-    service,
-    baseline,
-    ratioP50,
-    ratioP99,
-    meets: ratioP50 <= max && ratioP99 <= max && !service.errors,
-  };
-}
-
-/** Until every run is WAITING on its plan, read from the database (not the API, which it would load). */
-async function allWaiting(stack: TestStack, runIds: string[]): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    const { rows } = await stack.db.pool.query<{ waiting: number; ended: number }>(
-      `SELECT count(*) FILTER (WHERE status = 'WAITING')::int AS waiting,
-              count(*) FILTER (WHERE status IN ('COMPLETE', 'FAILED', 'CANCELLED'))::int AS ended
-         FROM "Run" WHERE id = ANY($1::uuid[])`,
-      [runIds],
-    );
-    const { waiting, ended } = rows[0] as { waiting: number; ended: number };
-    if (ended) throw new Error(`${ended} plan-mode runs ended instead of waiting`);
-    if (waiting === runIds.length) return;
-    if (Date.now() > deadline) throw new Error(`only ${waiting} of ${runIds.length} runs reached WAITING`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function rss(gateway: ServiceProcess, worker: ServiceProcess) {
-  const mib = (b: number) => Math.round(b / 2 ** 20);
-  return { gatewayMiB: mib(await gateway.rssBytes()), workerMiB: mib(await worker.rssBytes()) };
-}
-
-/** Round 2 against round 1, per process and moment: within 15% or 32 MiB counts as no growth. */
-function memoryGrowth(memory: TurnRows['memory']): {
-  ok: boolean;
-  delta: { gatewayMiB: number; workerMiB: number };
-} {
-  const delta = { gatewayMiB: 0, workerMiB: 0 };
-  let ok = true;
-  for (const moment of ['after sustained load', `after ${PLAN_WAITING_RUNS} waiting`]) {
-    const r1 = memory[`${moment} (round 1)`];
-    const r2 = memory[`${moment} (round 2)`];
-    if (!r1 || !r2) continue;
-    for (const proc of ['gatewayMiB', 'workerMiB'] as const) {
-      const grown = r2[proc] - r1[proc];
-      if (grown > Math.max(32, r1[proc] * 0.15)) ok = false;
-      delta[proc] = Math.max(delta[proc], grown);
-    }
-  }
-  return { ok, delta };
 }

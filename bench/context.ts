@@ -1,0 +1,139 @@
+/** What every part of the bench shares: the stack, a user, a loopback image, and how to start the service. */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { createTemporalClient, type TemporalClientHandle } from '../core/temporal/connection';
+import { createTestUser, type TestUser } from '../testkit/users';
+import { startGateway, type TestGateway } from '../testkit/gateway';
+import { freePort, type TestStack } from '../testkit/stack';
+import { startWorker, type TestWorker } from '../testkit/worker';
+import { serviceClient, type ServiceClient } from './client';
+import type { Selection } from './selection';
+import { startService, type ServiceProcess } from './services';
+
+export interface Bench {
+  stack: TestStack;
+  selection: Selection;
+  /** The bench's user. It has no webhook endpoints, so its turns pay nothing for events. */
+  user: TestUser;
+  /** A 2000×1500 JPEG served on loopback, for the crop tool. */
+  image: { url: string; jpeg: Buffer };
+  temporal: TemporalClientHandle;
+  /** Settings every gateway and worker of the bench runs with, in-process or not. */
+  env: Record<string, string>;
+  /** The real gateway and worker in the bench's own process, on a queue of their own; started once, on first use. */
+  inProcess(): Promise<{ gateway: TestGateway; worker: TestWorker }>;
+  /** Stops the in-process pair, whose idle pollers would otherwise load the server under the rows after it. */
+  stopInProcess(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBench(stack: TestStack, selection: Selection): Promise<Bench> {
+  const storageDir = await mkdtemp(path.join(os.tmpdir(), 'bench-files-'));
+  const env = {
+    SEND_RATE_LIMIT_PER_MINUTE: '100000000',
+    API_RATE_LIMIT_PER_MINUTE: '100000000',
+    ALLOW_PRIVATE_NETWORK_URLS: 'true',
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+    STORAGE_LOCAL_DIR: storageDir,
+    MODEL_PROVIDER: 'local',
+    PLAN_APPROVAL_TIMEOUT: '3600000',
+  };
+  const jpeg = await sharp({
+    create: {
+      width: 2000,
+      height: 1500,
+      channels: 3,
+      background: { r: 90, g: 140, b: 200 },
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+  const media: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': jpeg.length });
+    res.end(jpeg);
+  });
+  await new Promise<void>((r) => media.listen(0, '127.0.0.1', () => r()));
+  const temporal = createTemporalClient({ address: stack.temporalAddress, namespace: 'default' });
+  let pair: Promise<{ gateway: TestGateway; worker: TestWorker }> | undefined;
+  const stopInProcess = async () => {
+    if (!pair) return;
+    const { gateway, worker } = await pair;
+    pair = undefined;
+    await gateway.close();
+    await worker.stop();
+  };
+  return {
+    stack,
+    selection,
+    user: await createTestUser(),
+    image: { url: `http://127.0.0.1:${(media.address() as AddressInfo).port}/photo.jpg`, jpeg },
+    temporal,
+    env,
+    inProcess() {
+      pair ??= (async () => {
+        const config = stack.config({
+          ...env,
+          TEMPORAL_TASK_QUEUE: `bench-work-${randomBytes(4).toString('hex')}`,
+        });
+        const worker = await startWorker({ config });
+        return { worker, gateway: await startGateway({ config }) };
+      })();
+      return pair;
+    },
+    stopInProcess,
+    async close() {
+      await stopInProcess();
+      media.closeAllConnections();
+      media.close();
+      await temporal.connection.close();
+      await rm(storageDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The gateway and the worker as production runs them, one process each, on a queue of their own. */
+export interface ServiceProcesses {
+  gateway: ServiceProcess;
+  worker: ServiceProcess;
+  taskQueue: string;
+  /** The service's API as `user` calls it. */
+  client(user: TestUser): ServiceClient;
+  stop(): Promise<void>;
+}
+
+export async function startServiceProcesses(bench: Bench): Promise<ServiceProcesses> {
+  const taskQueue = `bench-turns-${randomBytes(4).toString('hex')}`;
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...bench.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'error',
+    DATABASE_URL: bench.stack.databaseUrl,
+    TEMPORAL_ADDRESS: bench.stack.temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    APP_SECRET: randomBytes(32).toString('base64url'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+  };
+  const worker = await startService('worker', env);
+  const gateway = await startService('gateway', env).catch(async (err: unknown) => {
+    await worker.stop();
+    throw err;
+  });
+  return {
+    gateway,
+    worker,
+    taskQueue,
+    client: (user) => serviceClient(`http://127.0.0.1:${port}`, user),
+    async stop() {
+      await gateway.stop();
+      await worker.stop();
+    },
+  };
+}
