@@ -181,7 +181,6 @@ export async function streamModelReply(
   },
 ): Promise<ModelReply> {
   if (!deps.model) throw permanentFailure('PROVIDER_NOT_CONFIGURED', 'No model provider is configured.');
-  const { pool } = deps.db;
   const ctx = Context.current();
   let streamed = '';
   let lastWrite = 0;
@@ -192,7 +191,9 @@ export async function streamModelReply(
     trailing = undefined;
     lastWrite = Date.now();
     const text = input.prefix + streamed;
-    writing = writing.then(() => writeRunText(pool, { runId: input.runId, text, step: input.step }));
+    writing = writing.then(() =>
+      writeRunText(deps.db.bookkeeping, { runId: input.runId, text, step: input.step }),
+    );
   };
   // At most one write per interval, and the last piece of a burst is never left unwritten.
   const onText = (delta: string) => {

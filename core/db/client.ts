@@ -10,6 +10,14 @@ export interface Database {
   prisma: PrismaClient;
   /** The same pool, for the few hot paths one hand-written statement serves better. */
   pool: Pool;
+  /**
+   * Connections that commit without waiting for the WAL flush (`synchronous_commit=off`), for
+   * bookkeeping no one is told was saved: rate-limit counters, a key's lastUsedAt, a run's partial
+   * text as it streams. A crash may lose its last fraction of a second, and nothing else: it is
+   * visible to every other connection at once, like any commit. Never for what a client is
+   * answered (an admitted turn, a decision, a cancel, a run's ending).
+   */
+  bookkeeping: Pool;
   close(): Promise<void>;
 }
 
@@ -21,22 +29,29 @@ export interface DatabaseOptions {
 }
 
 export function createDatabase(options: DatabaseOptions): Database {
-  const pool = new Pool({
+  const settings = {
     connectionString: options.url,
-    max: options.poolSize,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
+  };
+  const pool = new Pool({ ...settings, max: options.poolSize });
+  const bookkeeping = new Pool({
+    ...settings,
+    max: Math.max(2, Math.ceil(options.poolSize / 2)),
+    options: '-c synchronous_commit=off',
   });
   // An idle client losing its connection (PostgreSQL restarting) must not crash the process.
   pool.on('error', () => undefined);
+  bookkeeping.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
     pool,
+    bookkeeping,
     async close() {
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), bookkeeping.end()]);
     },
   };
 }

@@ -86,8 +86,9 @@ export async function checkApiKey(
   db: Database,
   input: { keyHash: string; counters: string[]; now: number },
 ): Promise<KeyCheck | undefined> {
-  // Named, so each pooled connection parses and plans it once.
-  const { rows } = await db.pool.query<KeyCheck>({
+  // Named, so each pooled connection parses and plans it once; on the bookkeeping pool, since the
+  // counters and lastUsedAt it writes need no flush to disk before the request goes on.
+  const { rows } = await db.bookkeeping.query<KeyCheck>({
     name: 'api-key-check',
     text: `WITH k AS (
        SELECT id, "userId" FROM "ApiKey" WHERE "keyHash" = $1 AND "revokedAt" IS NULL

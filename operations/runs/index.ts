@@ -10,6 +10,9 @@ import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control
 import { createLiveStates, loadSnapshot } from './snapshot';
 import { startRun } from './start';
 
+/** How long a send waits for its workflow to start before it answers without the start's id. */
+const START_WAIT_MS = 50;
+
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
 export interface SendTurnInput {
@@ -46,7 +49,17 @@ export function createRunsOperations(deps: OperationDeps) {
         deps.logger.warn({ runId: admitted.run.runId }, 'fault injection: paused between commit and start');
         await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
       }
-      const triggerRunId = await startRun(deps, admitted.run);
+      // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
+      // start that takes longer (Temporal busy or away) goes on after the answer, with the
+      // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
+      const starting = startRun(deps, admitted.run).catch((err: unknown) => {
+        deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
+        return null;
+      });
+      const triggerRunId = await Promise.race([
+        starting,
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), START_WAIT_MS).unref()),
+      ]);
       return {
         chatId: admitted.run.chatId,
         messageId: admitted.messageId,

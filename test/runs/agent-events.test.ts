@@ -55,7 +55,7 @@ describe('agent events', function () {
         },
         body: JSON.stringify({ text: 'hello' }),
       })
-    ).json()) as { chatId: string; runId: string; messageId: string; triggerRunId: string };
+    ).json()) as { chatId: string; runId: string; messageId: string; triggerRunId: string | null };
 
     const received = (await receiver.waitForRequests(before + 2)).slice(before);
     const bodies = received.map(
@@ -71,14 +71,19 @@ describe('agent events', function () {
     const completed = byEvent.get('agent.completed');
     assert.ok(started && completed, `got ${bodies.map((b) => b.event).join(', ')}`);
     const { db } = await testStack();
-    const run = (await db.pool.query(`SELECT "assistantMessageId" FROM "Run" WHERE id = $1`, [turn.runId]))
-      .rows[0];
+    const run = (
+      await db.pool.query(`SELECT "assistantMessageId", "triggerRunId" FROM "Run" WHERE id = $1`, [
+        turn.runId,
+      ])
+    ).rows[0];
+    // The execution that ran the turn; the send's answer names it too when the start was quick.
+    if (turn.triggerRunId) assert.equal(run?.triggerRunId, turn.triggerRunId);
     const expected = {
       chatId: turn.chatId,
       runId: turn.runId,
       messageId: turn.messageId,
       traceId: 'ab'.repeat(16),
-      processId: turn.triggerRunId,
+      processId: run?.triggerRunId as string,
       assistantMessageId: run?.assistantMessageId as string,
     };
     assert.deepEqual(started.data, { ...expected, status: 'QUEUED' });
