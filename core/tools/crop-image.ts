@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
 import { fetchMedia, sniff } from '../net/fetch-media';
 import { mediaFetchFailure } from './failures';
+import { resolveRectangle } from './rectangle';
 import type { CropImageInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
@@ -10,56 +11,6 @@ import type { ProviderOutcome, ToolContext } from './types';
 const MAX_INPUT_PIXELS = 100_000_000;
 const KEPT_FORMATS = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 type KeptFormat = keyof typeof KEPT_FORMATS;
-
-export interface Rectangle {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-}
-
-/**
- * The pixel rectangle a request names, in the upright (EXIF-rotated) image. Percent edges round
- * outward, left/top down and right/bottom up, so the crop always covers the asked-for area; they
- * are clamped to the image. A pixel rectangle reaching past the image is refused, not clamped.
- */
-export function resolveRectangle(input: CropImageInput, imageWidth: number, imageHeight: number): Rectangle {
-  let rect: Rectangle;
-  if (input.x_percent !== undefined) {
-    const clamp = (v: number, max: number) => Math.min(Math.max(v, 0), max);
-    const left = clamp(Math.floor((input.x_percent * imageWidth) / 100), imageWidth);
-    const top = clamp(Math.floor(((input.y_percent ?? 0) * imageHeight) / 100), imageHeight);
-    const right = clamp(
-      Math.ceil(((input.x_percent + (input.width_percent ?? 0)) * imageWidth) / 100),
-      imageWidth,
-    );
-    const bottom = clamp(
-      Math.ceil((((input.y_percent ?? 0) + (input.height_percent ?? 0)) * imageHeight) / 100),
-      imageHeight,
-    );
-    rect = { left, top, width: right - left, height: bottom - top };
-  } else {
-    const r = input.crop ?? {
-      x: input.x ?? 0,
-      y: input.y ?? 0,
-      width: input.width ?? 0,
-      height: input.height ?? 0,
-    };
-    rect = { left: r.x, top: r.y, width: r.width, height: r.height };
-  }
-  if (
-    rect.width < 1 ||
-    rect.height < 1 ||
-    rect.left + rect.width > imageWidth ||
-    rect.top + rect.height > imageHeight
-  ) {
-    throw permanentFailure(
-      'INVALID_RECTANGLE',
-      `The rectangle ${rect.width}x${rect.height} at (${rect.left}, ${rect.top}) is not inside the ${imageWidth}x${imageHeight} image.`,
-    );
-  }
-  return rect;
-}
 
 async function loadImage(input: CropImageInput, ctx: ToolContext): Promise<Buffer> {
   if (input.attachmentId) {

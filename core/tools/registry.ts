@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config';
 import { AppError, NotFoundError, ValidationError, type ErrorDetail } from '../errors/app-error';
 import type { ModelToolSpec } from '../model/types';
+import { RECTANGLE_FIELDS } from './rectangle';
 import { aiImageInputSchema, cropImageInputSchema, mergeVideosInputSchema, RECTANGLE_ISSUE } from './schemas';
 
 export const TOOL_NAMES = ['crop_image', 'ai_image_2', 'merge_videos'] as const;
@@ -63,7 +64,8 @@ export function toolDefinition(name: string): (typeof TOOLS)[ToolName] {
 
 /**
  * Validates a tool's input by its schema: 400 INVALID_RECTANGLE when the crop rectangle is the
- * problem, else 400 INVALID_REQUEST; each issue is listed in `details`.
+ * problem (its forms, or any rectangle field's value), else 400 INVALID_REQUEST; each issue is
+ * listed in `details`.
  */
 export function parseToolInput<N extends ToolName>(
   name: N,
@@ -76,7 +78,9 @@ export function parseToolInput<N extends ToolName>(
     message: issue.message,
   }));
   const rectangle = result.error.issues.some(
-    (issue) => issue.code === 'custom' && issue.params?.rectangle === RECTANGLE_ISSUE.rectangle,
+    (issue) =>
+      (issue.code === 'custom' && issue.params?.rectangle === RECTANGLE_ISSUE.rectangle) ||
+      (name === 'crop_image' && RECTANGLE_FIELDS.includes(String(issue.path[0]))),
   );
   if (rectangle) throw new AppError('INVALID_RECTANGLE', 'The crop rectangle is invalid.', details);
   throw new ValidationError(details);

@@ -223,6 +223,64 @@ describe('tool routes', function () {
       }
     });
 
+    it('refuses a bad rectangle in any form with 400 INVALID_RECTANGLE before any work', async () => {
+      const url = media.add('400x300.png', await quadrantImage(400, 300));
+      const refused = [
+        // Percent past the right or the bottom edge: outside whatever the image's size.
+        { x_percent: 80, y_percent: 0, width_percent: 50, height_percent: 10 },
+        { x_percent: 0, y_percent: 90, width_percent: 10, height_percent: 20 },
+        // Empty or negative, in each form.
+        { x: 0, y: 0, width: 0, height: 10 },
+        { x: -1, y: 0, width: 10, height: 10 },
+        { x_percent: 0, y_percent: 0, width_percent: 0, height_percent: 10 },
+        { x_percent: -5, y_percent: 0, width_percent: 10, height_percent: 10 },
+        { crop: { x: 0, y: 0, width: 10, height: 0 } },
+        // Not whole pixels, or not numbers.
+        { x: 0.5, y: 0, width: 10, height: 10 },
+        { x: '1', y: 0, width: 10, height: 10 },
+      ];
+      const before = await latestCall();
+      for (const rectangle of refused) {
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 400, JSON.stringify(rectangle));
+        assert.equal(res.body.code, 'INVALID_RECTANGLE', JSON.stringify({ rectangle, body: res.body }));
+      }
+      // Refused before any work: no call, so nothing fetched and nothing charged.
+      assert.deepEqual(await latestCall(), before);
+      assert.equal(media.hits(url), 0);
+      // Inside the image each form is taken; 33.3 + 66.7 percent is the whole width.
+      for (const rectangle of [
+        { x: 200, y: 0, width: 200, height: 10 },
+        { x_percent: 33.3, y_percent: 0, width_percent: 66.7, height_percent: 100 },
+        { crop: { x: 0, y: 290, width: 400, height: 10 } },
+      ]) {
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 200, JSON.stringify({ rectangle, body: res.body }));
+      }
+    });
+
+    it('refuses pixels past the image, known once it is read, with 400 INVALID_RECTANGLE, charging nothing', async () => {
+      const url = media.add('small.png', await quadrantImage(40, 30));
+      for (const rectangle of [
+        { x: 30, y: 0, width: 20, height: 10 },
+        { crop: { x: 0, y: 25, width: 10, height: 10 } },
+      ]) {
+        const hits = media.hits(url);
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 400, JSON.stringify(rectangle));
+        assert.equal(res.body.code, 'INVALID_RECTANGLE');
+        assert.match(String(res.body.error), /40x30/);
+        const call = await latestCall();
+        assert.equal(call?.status, 'FAILED');
+        const { rows } = await gateway.deps.db.pool.query(
+          `SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`,
+          [call?.id],
+        );
+        assert.equal(rows.length, 0, 'no charge');
+        assert.equal(media.hits(url), hits + 1, 'fetched once');
+      }
+    });
+
     it('answers 422 MEDIA_UNAVAILABLE when the image URL cannot be fetched, charging nothing', async () => {
       const closed = createServer();
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
