@@ -2,13 +2,12 @@ import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
 import { fetchMedia, sniff } from '../net/fetch-media';
 import { mediaFetchFailure } from './failures';
+import { inspectImage, MAX_INPUT_PIXELS, undecodableImage } from './image-input';
 import { resolveRectangle } from './rectangle';
 import type { CropImageInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
 
-/** Decoding a larger image could exhaust memory: 100 megapixels is far beyond any real photo. */
-const MAX_INPUT_PIXELS = 100_000_000;
 const KEPT_FORMATS = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 type KeptFormat = keyof typeof KEPT_FORMATS;
 
@@ -38,33 +37,33 @@ async function loadImage(input: CropImageInput, ctx: ToolContext): Promise<Buffe
     });
     return media.body;
   } catch (err) {
-    throw mediaFetchFailure(err, 'The image');
+    throw mediaFetchFailure(err, 'The image', ctx.config.FETCH_MAX_BYTES);
   }
 }
 
 /** crop_image: local, with sharp. */
 export async function runCropImage(input: CropImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
   const source = await loadImage(input, ctx);
-  const image = sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
-  let meta: sharp.Metadata;
-  try {
-    meta = await image.metadata();
-  } catch {
-    throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', 'The image cannot be decoded.');
-  }
-  if (!meta.width || !meta.height) throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', 'The image has no size.');
-  if (meta.width * meta.height > MAX_INPUT_PIXELS) {
-    throw permanentFailure('PAYLOAD_TOO_LARGE', `The image is larger than ${MAX_INPUT_PIXELS} pixels.`);
-  }
+  const image = await inspectImage(source, 'The image');
+  const { meta } = image;
   // EXIF orientations 5–8 turn the image a quarter: the upright image swaps width and height.
   const quarterTurn = (meta.orientation ?? 1) >= 5;
-  const width = quarterTurn ? meta.height : meta.width;
-  const height = quarterTurn ? meta.width : meta.height;
+  const width = quarterTurn ? image.height : image.width;
+  const height = quarterTurn ? image.width : image.height;
   const rect = resolveRectangle(input, width, height);
 
   const format: KeptFormat = meta.format in KEPT_FORMATS ? (meta.format as KeptFormat) : 'png';
-  // rotate() before extract(): the rectangle is in the upright image the user sees.
-  const body = await image.rotate().extract(rect).toFormat(format).toBuffer();
+  let body: Buffer;
+  try {
+    // rotate() before extract(): the rectangle is in the upright image the user sees.
+    body = await sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+      .rotate()
+      .extract(rect)
+      .toFormat(format)
+      .toBuffer();
+  } catch {
+    throw undecodableImage('The image');
+  }
   const ext = format === 'jpeg' ? 'jpg' : format;
   const asset = await storeOutput(ctx, `cropped.${ext}`, body, KEPT_FORMATS[format]);
   return {

@@ -129,7 +129,7 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       try {
         media = await fetchMedia(ctx.http, url, { accept: 'video', maxBytes: budget, signal: ctx.signal });
       } catch (err) {
-        throw mediaFetchFailure(err, `Video ${i + 1}`);
+        throw mediaFetchFailure(err, `Video ${i + 1}`, budget);
       }
       budget -= media.body.length;
       const file = path.join(dir, `input-${i}.${media.ext}`);
