@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
-import { fetchMedia } from '../net/fetch-media';
-import { mediaFetchFailure } from './failures';
+import { openMedia } from '../net/fetch-media';
+import { formatBytes, mediaFetchFailure } from './failures';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
@@ -118,25 +118,63 @@ export function buildFilterGraph(
   return parts.join(';');
 }
 
+/**
+ * Downloads every video into `dir`, all at once, each URL fetched once. Every answer's headers
+ * come in before any body is read: a declared length over FETCH_MAX_BYTES for one video, or over
+ * MERGE_MAX_TOTAL_BYTES for all of them together, is refused before a byte of video is
+ * downloaded. Bodies of undeclared length count against the same total as they arrive.
+ */
+async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Promise<string[]> {
+  const perVideo = ctx.config.FETCH_MAX_BYTES;
+  const total = ctx.config.MERGE_MAX_TOTAL_BYTES;
+  const overTotal = (size: string) =>
+    permanentFailure(
+      'PAYLOAD_TOO_LARGE',
+      `The videos are ${size} together; merge_videos takes at most ${formatBytes(total)} in all (MERGE_MAX_TOTAL_BYTES).`,
+    );
+  const opened = await Promise.allSettled(
+    urls.map((url) => openMedia(ctx.http, url, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
+  );
+  const videos = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const discardAll = () => videos.forEach((v) => v.discard());
+  const failed = opened.findIndex((o) => o.status === 'rejected');
+  if (failed >= 0) {
+    discardAll();
+    throw mediaFetchFailure(
+      (opened[failed] as PromiseRejectedResult).reason,
+      `Video ${failed + 1}`,
+      perVideo,
+    );
+  }
+  const declared = videos.reduce((sum, v) => sum + (v.declaredBytes ?? 0), 0);
+  if (declared > total) {
+    discardAll();
+    throw overTotal(formatBytes(declared));
+  }
+  let received = 0;
+  const take = (bytes: number) => (received += bytes) <= total;
+  const files = videos.map((_, i) => path.join(dir, `input-${i}`));
+  await Promise.all(
+    videos.map(async (video, i) => {
+      try {
+        await video.save(files[i] as string, take);
+      } catch (err) {
+        discardAll();
+        throw received > total
+          ? overTotal(`more than ${formatBytes(total)}`)
+          : mediaFetchFailure(err, `Video ${i + 1}`, perVideo);
+      }
+      ctx.heartbeat();
+    }),
+  );
+  return files;
+}
+
 /** merge_videos: local, with ffmpeg. Temporary files go, whatever happens. */
 export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext): Promise<ProviderOutcome> {
   const dir = await mkdtemp(path.join(tmpdir(), 'merge-videos-'));
   try {
-    const files: string[] = [];
-    let budget = ctx.config.FETCH_MAX_BYTES;
-    for (const [i, url] of input.video_urls.entries()) {
-      let media;
-      try {
-        media = await fetchMedia(ctx.http, url, { accept: 'video', maxBytes: budget, signal: ctx.signal });
-      } catch (err) {
-        throw mediaFetchFailure(err, `Video ${i + 1}`, budget);
-      }
-      budget -= media.body.length;
-      const file = path.join(dir, `input-${i}.${media.ext}`);
-      await writeFile(file, media.body);
-      files.push(file);
-      ctx.heartbeat();
-    }
+    const files = await downloadVideos(input.video_urls, dir, ctx);
 
     const videos: ProbedVideo[] = [];
     for (const [i, file] of files.entries()) {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { createTestUser, type TestUser } from '../support/auth';
 import { probeFile, startMediaServer, testVideo } from '../support/fake-providers';
@@ -116,6 +118,89 @@ describe('merge_videos', function () {
       const res = await merge(body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.code, 'INVALID_REQUEST');
+    }
+  });
+});
+
+describe('merge_videos: limits and cleanup', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let media: Awaited<ReturnType<typeof startMediaServer>>;
+  let user: TestUser;
+  let clip: Buffer;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'merge-limits-test-'));
+    media = await startMediaServer();
+    user = await createTestUser();
+    clip = await testVideo({ width: 160, height: 120, fps: 24, seconds: 1, audio: false });
+  });
+  after(async () => {
+    await media?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A worker and a gateway of their own (their own task queue), on these config overrides. */
+  const service = async (overrides: Record<string, string>, gatewayOverrides: Partial<Config> = {}) => {
+    const config = (await testStack()).config({
+      STORAGE_LOCAL_DIR: path.join(dir, 'storage'),
+      TEMPORAL_TASK_QUEUE: `merge-limits-${randomUUID()}`,
+      ...overrides,
+    });
+    const worker = await startWorker({ config });
+    const gateway = await startGateway({ config: { ...config, ...gatewayOverrides } });
+    return {
+      merge: async (body: unknown) => {
+        const started = Date.now();
+        const res = await fetch(`${gateway.url}/api/v1/tools/merge_videos`, {
+          method: 'POST',
+          headers: { ...user.bearer, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return {
+          status: res.status,
+          body: (await res.json()) as { code?: string; error?: string },
+          ms: Date.now() - started,
+        };
+      },
+      stop: async () => {
+        await gateway.close();
+        await worker.stop();
+      },
+    };
+  };
+
+  it('refuses videos over MERGE_MAX_TOTAL_BYTES together from their Content-Length, downloading none', async () => {
+    const limit = Math.floor(clip.length * 2.5);
+    const svc = await service({ MERGE_MAX_TOTAL_BYTES: String(limit) });
+    try {
+      const urls = [0, 1, 2].map((i) => media.add(`total-${i}.mp4`, clip, 'video/mp4'));
+      const res = await svc.merge({ video_urls: urls });
+      assert.equal(res.status, 413, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
+      assert.match(
+        res.body.error ?? '',
+        new RegExp(`at most ${limit} bytes in all \\(MERGE_MAX_TOTAL_BYTES\\)`),
+      );
+      // Each URL was asked once, and its body left unread: the refusal came from the headers.
+      assert.deepEqual(
+        urls.map((u) => media.hits(u)),
+        [1, 1, 1],
+      );
+
+      // A server that does not say its size is stopped once the bytes pass the total.
+      const chunked = [0, 1, 2].map((i) =>
+        media.add(`chunked-${i}.mp4`, clip, 'video/mp4', { chunked: true }),
+      );
+      const counted = await svc.merge({ video_urls: chunked });
+      assert.equal(counted.status, 413, JSON.stringify(counted.body));
+      assert.match(counted.body.error ?? '', /MERGE_MAX_TOTAL_BYTES/);
+
+      // Under the total, the same videos merge.
+      const ok = await svc.merge({ video_urls: urls.slice(0, 2) });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    } finally {
+      await svc.stop();
     }
   });
 });
