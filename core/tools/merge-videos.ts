@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
 import { openMedia } from '../net/fetch-media';
+import { runProgram } from '../process/run-program';
 import { formatBytes, mediaFetchFailure } from './failures';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
@@ -14,7 +14,6 @@ const DEFAULT_SIZE = { width: 1280, height: 720 };
 const MAX_OUTPUT_SIDE = 4096;
 const FPS = 30;
 const SAMPLE_RATE = 48_000;
-const STDERR_TAIL = 2_000;
 
 export interface ProbedVideo {
   /** The size a viewer sees: pixel aspect ratio and display rotation applied. */
@@ -22,22 +21,6 @@ export interface ProbedVideo {
   height: number;
   hasAudio: boolean;
   durationS: number;
-}
-
-/** Runs a program to the end; its stderr tail explains a failure. */
-function run(program: string, args: string[], signal: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { signal, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${path.basename(program)} exited with ${code}: ${stderr.trim()}`));
-    });
-  });
 }
 
 interface ProbeStream {
@@ -79,7 +62,7 @@ export async function probe(
 ): Promise<ProbedVideo | undefined> {
   let json: string;
   try {
-    json = await run(
+    json = await runProgram(
       ffprobe,
       ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file],
       signal,
@@ -267,7 +250,7 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       out,
     ];
     try {
-      await run(ctx.config.FFMPEG_PATH, args, ctx.signal);
+      await runProgram(ctx.config.FFMPEG_PATH, args, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.logger.warn({ err }, 'ffmpeg failed');

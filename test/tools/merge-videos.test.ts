@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { createTestUser, type TestUser } from '../support/auth';
@@ -313,6 +315,56 @@ describe('merge_videos: limits and cleanup', function () {
       // Under the total, the same videos merge.
       const ok = await svc.merge({ video_urls: urls.slice(0, 2) });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('kills the whole ffmpeg process tree when the call ends (504 TIMEOUT)', async () => {
+    // ffmpeg behind a wrapper that runs it as a child, as a nice, timeout or container wrapper
+    // would: stopping the wrapper alone leaves ffmpeg running. Its children carry the marker.
+    const marker = path.join(dir, `ffmpeg-wrapper-${randomUUID()}`);
+    await writeFile(marker, '#!/bin/bash\n(exec -a "$0.ffmpeg" ffmpeg "$@")\n', { mode: 0o755 });
+    const running = async () => {
+      const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p));
+      const found: string[] = [];
+      for (const pid of pids) {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (cmdline.includes(marker)) found.push(pid);
+      }
+      return found;
+    };
+    // Two minutes of video: far more encoding than the route's 3 s window.
+    const long = path.join(dir, 'long.mp4');
+    await writeFile(
+      path.join(dir, 'short.mp4'),
+      await testVideo({ width: 640, height: 480, fps: 30, seconds: 2, audio: false }),
+    );
+    await promisify(execFile)('ffmpeg', [
+      '-v',
+      'error',
+      '-stream_loop',
+      '29',
+      '-i',
+      path.join(dir, 'short.mp4'),
+      '-c',
+      'copy',
+      long,
+    ]);
+    const url = media.add('long.mp4', await readFile(long), 'video/mp4');
+
+    const svc = await service({ FFMPEG_PATH: marker }, { TOOL_ROUTE_TIMEOUT: 3_000 });
+    try {
+      const res = await svc.merge({ video_urls: [url, url] });
+      assert.equal(res.status, 504, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'TIMEOUT');
+      const ended = Date.now();
+      assert.notDeepEqual(await running(), [], 'ffmpeg was running when the route gave up');
+      // The cancellation reaches the activity with a heartbeat's answer, within a few seconds.
+      const deadline = ended + 15_000;
+      while ((await running()).length > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(await running(), [], 'no ffmpeg process is left');
     } finally {
       await svc.stop();
     }
