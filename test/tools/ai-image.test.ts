@@ -24,10 +24,15 @@ function memoryStorage(): ObjectStorage & { objects: Map<string, { body: Buffer;
       objects.set(key, { body: bytes, contentType });
       return { size: bytes.length };
     },
+    async stat(key) {
+      const o = objects.get(key);
+      if (!o) throw new Error('missing');
+      return { contentType: o.contentType, size: o.body.length, etag: '"x"', lastModified: new Date(0) };
+    },
     async get(key) {
       const o = objects.get(key);
       if (!o) throw new Error('missing');
-      return { body: Readable.from([o.body]), contentType: o.contentType, size: o.body.length };
+      return { ...(await this.stat(key)), body: Readable.from([o.body]) };
     },
     async delete(key) {
       objects.delete(key);
