@@ -28,7 +28,8 @@ export const TOOLS = {
     description:
       'Crops an image (by URL or an uploaded attachment) to a rectangle given in pixels (x, y, width, height), ' +
       'in percent of the image (x_percent, y_percent, width_percent, height_percent), or as crop: {x, y, width, height}. ' +
-      'Exactly one form. Keeps the PNG, JPEG or WebP format.',
+      'Exactly one form; a rectangle reaching past the image is refused, never clamped. Keeps the PNG, JPEG or ' +
+      'WebP format, every frame of an animated WebP or GIF, and the 16 bits of a 16-bit PNG.',
     input: cropImageInputSchema,
     provider: () => 'sharp',
     price: (config) => config.PRICE_CROP_IMAGE,
@@ -46,7 +47,8 @@ export const TOOLS = {
     name: 'merge_videos',
     description:
       'Joins 2–10 videos (by URL) into one MP4, in order, with no transition or a fade or dissolve ' +
-      'of transition_duration seconds between them.',
+      'of transition_duration seconds between them. The output has the first video’s shape as it is ' +
+      'displayed (rotation and pixel aspect ratio applied); each other video fits inside it on black bars.',
     input: mergeVideosInputSchema,
     provider: () => 'ffmpeg',
     price: (config) => config.PRICE_MERGE_VIDEOS,
