@@ -47,7 +47,8 @@ RUN npm ci --omit=dev \
 # ---------------------------------------------------------------------------------------------
 FROM base AS runtime
 # ffmpeg/ffprobe for merge_videos (Debian bookworm ships 5.1, the tool needs >= 5);
-# tini as PID 1 forwards signals to npm/tsx/node and reaps ffmpeg children.
+# tini as PID 1 forwards SIGTERM to npm, which forwards it to node (the start scripts exec node,
+# so no shell stands between them) and waits for its graceful stop; tini also reaps ffmpeg.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ffmpeg tini \
  && rm -rf /var/lib/apt/lists/* \

@@ -43,6 +43,24 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
       eqeqeq: ['error', 'always'],
+      // Imports point down: apps -> operations -> workflows/activities -> core. Production code
+      // never reaches into the tests, their kit or the bench.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './core', from: ['./apps', './operations', './workflows', './activities'] },
+            { target: ['./workflows', './activities'], from: ['./apps', './operations'] },
+            { target: './operations', from: './apps' },
+            {
+              target: ['./core', './workflows', './activities', './operations', './apps'],
+              from: ['./test', './testkit', './bench'],
+            },
+            { target: './testkit', from: ['./test', './bench'] },
+            { target: './bench', from: './test' },
+          ],
+        },
+      ],
     },
   },
   {

@@ -6,7 +6,7 @@ import type { ToolResult } from '../core/schemas/events';
 import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
 import { isToolName, TOOLS } from '../core/tools/registry';
-import type { ProviderProgress, RunToolInput } from '../core/tools/types';
+import { stoppedByCaller, type ProviderProgress, type RunToolInput } from '../core/tools/types';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
@@ -66,7 +66,9 @@ export function createToolsActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         if (ctx.cancellationSignal.aborted) {
-          await markToolCallFailed(pool, input.toolCallId, 'The tool call was cancelled.');
+          // A worker stopping, or an attempt timed out, leaves the call for the next attempt.
+          if (stoppedByCaller(ctx.cancellationSignal))
+            await markToolCallFailed(pool, input.toolCallId, 'The tool call was cancelled.');
           throw ctx.cancellationSignal.reason;
         }
         const failure =

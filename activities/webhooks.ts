@@ -7,7 +7,7 @@ import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { recordEvent } from '../core/webhooks/outbox';
+import { recordEvent } from '../core/webhooks/store';
 import { recordRunEvent } from '../core/runs/store';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';

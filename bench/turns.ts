@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createTemporalClient } from '../core/temporal/connection';
-import type { TestStack } from '../test/support/stack';
-import type { TestUser } from '../test/support/auth';
+import type { TestStack } from '../testkit/stack';
+import type { TestUser } from '../testkit/users';
 import { measure, measureFor, type Figures, type Row } from './measure';
 import { startService, type ServiceProcess } from './services';
 

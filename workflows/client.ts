@@ -5,7 +5,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../core/logging/logger';
-import type { RecordedDelivery } from '../core/webhooks/outbox';
+import type { RecordedDelivery } from '../core/webhooks/store';
 import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from './agent.contract';
 import type { agentRunWorkflow } from './agent.workflow';
 import {

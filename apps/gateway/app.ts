@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
+import { createOperations, type Operations } from '../../operations';
 import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
-import { apiLimit } from './middleware/rate-limit';
 import { registerChatsRoutes } from './routes/chats';
 import { registerDocsRoutes } from './routes/docs';
 import { registerFilesRoutes } from './routes/files';
@@ -22,6 +22,7 @@ const REQUEST_ID = /^[\w.-]{1,128}$/;
 export interface GatewayApp {
   app: Express;
   routes: RouteTable;
+  ops: Operations;
 }
 
 /** Builds the Express app from its dependencies; main.ts and the tests both call this. */
@@ -44,25 +45,26 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   );
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
 
+  const ops = createOperations(deps);
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: (keyLimits) => [apiKeyGuard(deps, [apiLimit(deps), ...keyLimits])],
-    session: [sessionGuard(deps)],
+    apiKey: (keyLimits) => [apiKeyGuard(ops, [ops.limits.api, ...keyLimits])],
+    session: [sessionGuard(ops)],
     none: [],
   });
-  registerHealthRoutes(routes, deps);
-  registerIdentityRoutes(routes, deps);
-  registerChatsRoutes(routes, deps);
-  registerUploadsRoutes(routes, deps);
-  registerFilesRoutes(routes, deps);
-  registerRunsRoutes(routes, deps);
-  registerToolsRoutes(routes, deps);
-  registerWebhooksRoutes(routes, deps);
-  registerDocsRoutes(routes, deps);
+  registerHealthRoutes(routes, ops);
+  registerIdentityRoutes(routes, ops);
+  registerChatsRoutes(routes, ops);
+  registerUploadsRoutes(routes, ops);
+  registerFilesRoutes(routes, ops);
+  registerRunsRoutes(routes, ops);
+  registerToolsRoutes(routes, ops);
+  registerWebhooksRoutes(routes, ops);
+  registerDocsRoutes(routes, deps.config);
   routes.methodNotAllowed();
   app.use(router);
 
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, routes };
+  return { app, routes, ops };
 }

@@ -7,8 +7,7 @@ import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createApp } from './app';
 import { listen } from './server';
-import { startDispatcher } from './runs/dispatcher';
-import { startReconciler } from './runs/reconciler';
+import { startDispatcher, startReconciler } from '../../operations/runs';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
@@ -41,9 +40,17 @@ listening.then(
   },
 );
 
+// No new connections; the requests in flight are answered, for up to SHUTDOWN_GRACE, then cut.
 onShutdown(async () => {
   const server = await listening;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // close() ends the connections idle at that moment; a kept-alive one that answers later would
+  // otherwise hold the stop until its keep-alive timeout.
+  const idle = setInterval(() => server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE);
+  await closed;
+  clearInterval(idle);
+  clearTimeout(cut);
   await dispatcher.stop();
   await reconciler.stop();
   await temporal.connection.close();

@@ -34,18 +34,32 @@ async function main(): Promise<void> {
       http: createGuardedHttp(config),
       model: createModelProvider(config),
     },
-    { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    {
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      shutdownGraceMs: config.SHUTDOWN_GRACE,
+    },
   );
-  onShutdown(async () => {
-    worker.shutdown();
+  // Runs until shut down, then closes what it used: a stop ends when this does.
+  const finished = worker.run().finally(async () => {
+    await connection.close();
+    await temporal.connection.close();
+    await db.close();
   });
-  const running = worker.run();
+  // A stop ends polling, then waits for the activities in flight: each finishes within
+  // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
+  // instead of after its heartbeat timeout.
+  onShutdown(async () => {
+    if (worker.getState() === 'RUNNING') {
+      logger.info({ graceMs: config.SHUTDOWN_GRACE }, 'worker stopping');
+      worker.shutdown();
+    }
+    await finished;
+  });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   notifyReady();
-  await running;
-  await connection.close();
-  await temporal.connection.close();
-  await db.close();
+  await finished;
 }
 
 main().catch((err: unknown) => {

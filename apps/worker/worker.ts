@@ -6,6 +6,8 @@ export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** How long a stopping worker lets its activities run before it cancels them (ms); default 0. */
+  shutdownGraceMs?: number;
 }
 
 /** Builds the worker from its dependencies; main.ts and the tests both call this. */
@@ -18,5 +20,12 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
     activities: createActivities(deps),
     // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
     maxHeartbeatThrottleInterval: '2 seconds',
+    ...(options.shutdownGraceMs === undefined
+      ? {}
+      : {
+          shutdownGraceTime: options.shutdownGraceMs,
+          // Cancelled activities get a few seconds to report; past that the worker gives up on them.
+          shutdownForceTime: options.shutdownGraceMs + 5_000,
+        }),
   });
 }

@@ -42,6 +42,12 @@ export const configSchema = z
     TRUST_PROXY: bool(false),
     HTTP_HEADERS_TIMEOUT: duration('15s'),
     HTTP_REQUEST_TIMEOUT: duration('120s'),
+    /**
+     * A stopping gateway answers the requests in flight for this long before it cuts them; a
+     * stopping worker lets its activities run this long, then cancels them (Temporal retries
+     * each at once on a worker that runs).
+     */
+    SHUTDOWN_GRACE: duration('10s'),
 
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// connection URL'),
     DATABASE_POOL_SIZE: positiveInt(10),

@@ -6,7 +6,7 @@ import {
   toRecorded,
   type DeliveryRow,
   type RecordedDelivery,
-} from '../webhooks/outbox';
+} from '../webhooks/store';
 
 /**
  * The run's lifecycle in SQL: every change of a run's status is one statement that also records
@@ -533,4 +533,133 @@ export async function listRunsAwaitingSignal(pool: Pool): Promise<
     [SIGNAL_GRACE_SECONDS],
   );
   return rows;
+}
+
+/**
+ * Writes the chat (when new), the user message, its attachments (by id, and the rows of files
+ * uploaded with the turn) and the QUEUED run as one statement, atomic without a transaction
+ * round trip. The partial unique index on active runs decides a race between concurrent sends, in
+ * any number of gateway processes: the loser's statement writes nothing and fails with a unique
+ * violation. False: the chat named is not the user's (or is deleted).
+ */
+export async function insertTurn(
+  pool: Pool,
+  turn: {
+    runId: string;
+    chatId: string;
+    userId: string;
+    /** Set for a new chat, null to continue an existing one. */
+    newChatTitle: string | null;
+    messageId: string;
+    assistantMessageId: string;
+    planMode: boolean;
+    traceId: string;
+    contentBlocks: ContentBlock[];
+    attachmentIds: string[];
+    uploads: readonly {
+      id: string;
+      storageKey: string;
+      filename: string;
+      mimeType: string;
+      sizeBytes: bigint;
+      status: string;
+    }[];
+  },
+): Promise<boolean> {
+  // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
+  // last-message fields already set and only an existing chat is updated; the foreign keys are
+  // checked at the end of the statement, when every row is in place.
+  const { rows } = await pool.query<{ admitted: number }>({
+    name: 'admit-turn',
+    text: `WITH new_chat AS (
+         INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
+         SELECT $2, $3, $4, now(), $5, now(), now() WHERE $4::text IS NOT NULL
+         RETURNING id
+       ), existing AS (
+         -- Locked, so a delete of the chat is ordered against this send: either the delete comes
+         -- first and this finds no chat, or it waits and then cancels the run this admits.
+         SELECT id FROM "Chat" WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
+            FOR NO KEY UPDATE
+       ), chat AS (
+         SELECT id FROM new_chat
+         UNION ALL
+         SELECT id FROM existing
+       ), run AS (
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, now() FROM chat
+         RETURNING id
+       ), msg AS (
+         INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
+         SELECT $5, $2, 'user', run.id, $9, now() FROM run
+         RETURNING id
+       ), touched AS (
+         UPDATE "Chat" c SET "lastMessageAt" = now(), "lastMessageId" = $5, "activityAt" = now(), "updatedAt" = now()
+           FROM run WHERE c.id = $2
+       ), linked AS (
+         -- An attachment already on a message stays there; this one refers to it by id.
+         UPDATE "Attachment" a SET "messageId" = COALESCE(a."messageId", $5), "chatId" = COALESCE(a."chatId", $2)
+           FROM run WHERE a.id = ANY($10::uuid[])
+       ), uploaded AS (
+         INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes", status)
+         SELECT u.id, $3, $2, $5, u."storageKey", u.filename, u."mimeType", u."sizeBytes", u.status
+           FROM run, jsonb_to_recordset($11::jsonb) AS u(id uuid, "storageKey" text, filename text,
+                                                        "mimeType" text, "sizeBytes" bigint, status text)
+       )
+       SELECT count(*)::int AS admitted FROM run`,
+    values: [
+      turn.runId,
+      turn.chatId,
+      turn.userId,
+      turn.newChatTitle,
+      turn.messageId,
+      turn.assistantMessageId,
+      turn.planMode,
+      turn.traceId,
+      JSON.stringify(turn.contentBlocks),
+      turn.attachmentIds,
+      JSON.stringify(turn.uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
+    ],
+  });
+  return (rows[0]?.admitted ?? 0) > 0;
+}
+
+/** The user's attachments among these ids. */
+export async function selectOwnAttachments(
+  pool: Pool,
+  userId: string,
+  ids: string[],
+): Promise<{ id: string; storageKey: string; mimeType: string }[]> {
+  const { rows } = await pool.query<{ id: string; storageKey: string; mimeType: string }>(
+    `SELECT id, "storageKey", "mimeType" FROM "Attachment" WHERE id = ANY($1::uuid[]) AND "userId" = $2`,
+    [ids, userId],
+  );
+  return rows;
+}
+
+/**
+ * A run with its tool calls and waitpoints, in one indexed statement scoped to the caller's chat.
+ * Undefined: no such chat of the caller; `run` null: the chat has no such run.
+ */
+export async function selectRunSnapshot(
+  pool: Pool,
+  scope: RunScope,
+): Promise<{ run: Record<string, unknown> | null } | undefined> {
+  const { rows } = await pool.query<{ run: Record<string, unknown> | null }>({
+    name: 'run-snapshot',
+    text: `SELECT true AS "chatFound",
+            (SELECT to_jsonb(r) || jsonb_build_object(
+                 'toolCalls', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                     'id', t.id, 'toolName', t."toolName", 'status', t.status, 'input', t.input,
+                     'result', t.result, 'error', t.error, 'startedAt', t."startedAt", 'finishedAt', t."finishedAt")
+                   ORDER BY t."startedAt", t.id) FROM "ToolCall" t WHERE t."runId" = r.id), '[]'::jsonb),
+                 'waitpoints', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                     'id', w.id, 'type', w.type, 'status', w.status, 'plan', w.plan, 'feedback', w.feedback,
+                     'createdAt', w."createdAt", 'resolvedAt', w."resolvedAt")
+                   ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb))
+               FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
+       FROM "Chat" c
+      WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    values: [scope.userId, scope.chatId, scope.runId],
+  });
+  return rows[0];
 }

@@ -2,7 +2,7 @@ import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
-import { NO_NUL, NO_NUL_MESSAGE, isoOrNull, listSchema } from './common';
+import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
 import { contentBlockSchema, type ContentBlock } from './runs';
 
 extendZodWithOpenApi(z);
@@ -36,6 +36,29 @@ export const updateChatSchema = z
   })
   // The refinement in the document's terms: the object is strict, so one property is title or isFavorite.
   .openapi('ChatUpdate', { minProperties: 1 });
+
+export const chatParamsSchema = z.object({ chatId: z.uuid() });
+
+export const chatListQuerySchema = z.object({
+  limit: limitQuery(50, 20),
+  cursor: cursorQuery,
+  q: z
+    .string()
+    .min(1)
+    .max(120)
+    .regex(NO_NUL, NO_NUL_MESSAGE)
+    .optional()
+    .openapi({ description: 'Case-insensitive title search.' }),
+  favorite: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true'))
+    .openapi({ type: 'string', enum: ['true', 'false'], description: 'Only favorites, or only others.' }),
+});
+export type ChatListQuery = z.output<typeof chatListQuerySchema>;
+
+export const messageListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
+export type MessageListQuery = z.output<typeof messageListQuerySchema>;
 
 export interface ChatRow {
   id: string;

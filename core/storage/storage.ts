@@ -21,6 +21,11 @@ export interface ByteRange {
   end: number;
 }
 
+/** An object as `get` answers it: a stream of its bytes, to be consumed or destroyed. */
+export interface StoredObject extends ObjectInfo {
+  body: Readable;
+}
+
 /**
  * Object storage: local disk (the embedded default) or S3. Keys are opaque strings chosen by the
  * caller, e.g. `uploads/<userId>/<uuid>/<filename>`; `url` is durable (never expires).
@@ -31,7 +36,7 @@ export interface ObjectStorage {
   /** The object's metadata, without its bytes. */
   stat(key: string): Promise<ObjectInfo>;
   /** The object's bytes (only `range` of them, when given) with its metadata. */
-  get(key: string, options?: { range?: ByteRange }): Promise<ObjectInfo & { body: Readable }>;
+  get(key: string, options?: { range?: ByteRange }): Promise<StoredObject>;
   delete(key: string): Promise<void>;
   /** A durable URL a client (or a provider) can fetch the object from. */
   url(key: string): string;

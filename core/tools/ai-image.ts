@@ -8,7 +8,7 @@ import { mediaFetchFailure, providerHttpFailure, providerOutputFailure } from '.
 import { assertDecodes, inspectImage, MAX_INPUT_PIXELS, undecodableImage } from './image-input';
 import type { AiImageInput } from './schemas';
 import { storeOutput } from './store';
-import type { ProviderOutcome, ToolContext } from './types';
+import { stoppedByCaller, type ProviderOutcome, type ToolContext } from './types';
 
 const MAX_PROVIDER_RESPONSE_BYTES = 1024 * 1024;
 /** The OpenAI Images API's sizes nearest each aspect ratio. */
@@ -121,7 +121,8 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
   // Later polls may omit the cancel URL: keep the first one seen.
   const cancelUrl = prediction.urls?.cancel;
   const cancel = () => {
-    if (cancelUrl) fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);
+    if (cancelUrl && stoppedByCaller(ctx.signal))
+      fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);
   };
   ctx.signal.addEventListener('abort', cancel, { once: true });
   try {

@@ -7,7 +7,7 @@ import {
   toRecorded,
   type DeliveryRow,
   type RecordedDelivery,
-} from '../webhooks/outbox';
+} from '../webhooks/store';
 import type { RunToolInput } from './types';
 
 /** A tool call's row as every attempt of it sees it. */

@@ -114,23 +114,3 @@ export const mergeVideosInputSchema = z
 export type CropImageInput = z.output<typeof cropImageInputSchema>;
 export type AiImageInput = z.output<typeof aiImageInputSchema>;
 export type MergeVideosInput = z.output<typeof mergeVideosInputSchema>;
-
-export const toolAssetSchema = z.object({
-  url: z.string(),
-  mimeType: z.string(),
-  filename: z.string().optional(),
-});
-
-export const toolResultSchema = z
-  .object({
-    toolName: z.string(),
-    output: z
-      .object({ url: z.string(), provider: z.string() })
-      .catchall(z.unknown())
-      .describe('Provider output; always the result URL and the provider that made it.'),
-    assets: z.array(toolAssetSchema),
-    creditCost: z.string().describe('Credits charged for this call, a decimal string.'),
-    durationMs: z.number().int(),
-    providerRunId: z.string(),
-  })
-  .openapi('ToolResult');

@@ -44,3 +44,16 @@ export interface RunToolInput {
   chatId?: string;
   runId?: string;
 }
+
+/**
+ * Whether an aborted tool call was stopped by its caller (its run, or the route's timeout,
+ * cancelled it), rather than its attempt ending for another to take over (a heartbeat timeout,
+ * this worker stopping). Only then is the provider's job cancelled and the call closed as FAILED:
+ * otherwise the next attempt resumes the same job.
+ */
+export function stoppedByCaller(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  // Temporal's reasons: CANCELLED (the workflow asked), NOT_FOUND (the workflow is gone, so no
+  // attempt will follow); TIMED_OUT, WORKER_SHUTDOWN, PAUSED and RESET all leave a next attempt.
+  return signal.aborted && reason instanceof Error && ['CANCELLED', 'NOT_FOUND'].includes(reason.message);
+}

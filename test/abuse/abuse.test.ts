@@ -11,12 +11,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { hashToken } from '../../core/auth/tokens';
 import type { Config } from '../../core/config/config';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { atSuiteEnd } from '../support/hooks';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /** Every private, loopback, link-local or otherwise internal form a user URL may take. */
 const SSRF_CORPUS = [

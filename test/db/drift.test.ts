@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { get_dmmf } from '@prisma/prisma-schema-wasm';
 import { Client } from 'pg';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 
 /**
  * The migrated database must be exactly what schema.prisma describes: tables, columns, types,

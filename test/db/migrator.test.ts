@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS_DIR, migrate, readMigrations } from '../../core/db/migrator';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 
 async function query<T extends object>(url: string, sql: string): Promise<T[]> {
   const client = new Client({ connectionString: url });

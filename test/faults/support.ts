@@ -13,10 +13,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { migrate } from '../../core/db/migrator';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
+import {
+  embeddedPostgresDurable,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../../core/embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { freePort } from '../support/stack';
+import { freePort } from '../../testkit/stack';
+import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -43,7 +48,11 @@ export async function startInfra(): Promise<Infra> {
   let temporal: ChildProcess | undefined;
 
   const startPostgres = async () => {
-    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort });
+    postgres = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'pg'),
+      port: pgPort,
+      durable: embeddedPostgresDurable(),
+    });
   };
   const startTemporal = async () => {
     const uiPort = await freePort();
@@ -109,12 +118,8 @@ async function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export interface AppProcess {
+export interface AppProcess extends WatchedOutput {
   name: string;
-  /** Everything the process printed, for the assertion messages of a failing test. */
-  output(): string;
-  /** Resolves when a printed line matches. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<void>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -126,34 +131,10 @@ export function startApp(app: 'gateway' | 'worker', env: Record<string, string>)
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const listeners = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    for (const listener of listeners) listener();
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name: app,
-    output: () => output,
-    waitForLine(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!pattern.test(output)) return;
-          listeners.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`${app} never printed ${pattern}; it printed:\n${output.slice(-3000)}`));
-        }, timeoutMs);
-        listeners.add(check);
-        check();
-      });
-    },
+    ...watchOutput(child, app, 60_000),
     async kill(signal = 'SIGKILL') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       try {

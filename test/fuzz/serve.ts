@@ -3,10 +3,10 @@
  * plus one user whose API key and session cookie go to FUZZ_INFO (JSON). Stays up until SIGTERM.
  */
 import { writeFile } from 'node:fs/promises';
-import { createTestUser } from '../support/auth';
-import { startGateway } from '../support/gateway';
-import { freePort, stopTestStack, testStack } from '../support/stack';
-import { startWorker } from '../support/worker';
+import { createTestUser } from '../../testkit/users';
+import { startGateway } from '../../testkit/gateway';
+import { freePort, stopTestStack, testStack } from '../../testkit/stack';
+import { startWorker } from '../../testkit/worker';
 
 async function main(): Promise<void> {
   const info = process.env.FUZZ_INFO ?? 'fuzz-info.json';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 
 interface Chat {
   id: string;

@@ -4,10 +4,10 @@ import express from 'express';
 import { pinoHttp } from 'pino-http';
 import { apiKeyGuard } from '../../apps/gateway/middleware/auth';
 import { errorHandler } from '../../apps/gateway/middleware/errors';
-import { sendLimit } from '../../apps/gateway/middleware/rate-limit';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 
 async function chatCount(userId: string): Promise<number> {
   const { db } = await testStack();
@@ -176,7 +176,7 @@ describe('rate limits', () => {
     // A bare app with the guard counting only the send limit, so the API-wide one stays out of the way.
     const app = express();
     app.use(pinoHttp({ logger: gateway.deps.logger }));
-    app.post('/send', apiKeyGuard(gateway.deps, [sendLimit(gateway.deps)]), (_req, res) => {
+    app.post('/send', apiKeyGuard(gateway.ops, [gateway.ops.limits.send]), (_req, res) => {
       res.status(202).json({ ok: true });
     });
     app.use(errorHandler);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { freePort } from '../support/stack';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { freePort } from '../../testkit/stack';
 
 describe('health', () => {
   let gateway: TestGateway;

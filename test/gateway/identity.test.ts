@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { API_KEY_PATTERN, hashToken } from '../../core/auth/tokens';
-import { createTestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { createTestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 
 const PASSWORD = 'correct horse battery staple';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Express } from 'express';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 
 type Operation = Record<string, unknown> & { 'x-extension'?: boolean };
 interface Document {

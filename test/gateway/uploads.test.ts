@@ -4,9 +4,9 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { createTestUser, type TestUser } from '../support/auth';
-import { testStack } from '../support/stack';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { testStack } from '../../testkit/stack';
 
 interface Part {
   name: string;

@@ -8,7 +8,7 @@ import {
 } from '../../core/net/guarded-http-client';
 import { GuardedHttpError, type GuardedHttpErrorKind } from '../../core/net/guarded-http';
 import { fetchMedia, MediaFetchError } from '../../core/net/fetch-media';
-import { freePort } from '../support/stack';
+import { freePort } from '../../testkit/stack';
 
 const baseConfig = {
   ALLOW_PRIVATE_NETWORK_URLS: false,

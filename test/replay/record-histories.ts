@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import { permanentFailure } from '../../core/errors/failures';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
 import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
-import { createTestUser } from '../support/auth';
-import { startGateway } from '../support/gateway';
-import { stopTestStack, testStack } from '../support/stack';
+import { createTestUser } from '../../testkit/users';
+import { startGateway } from '../../testkit/gateway';
+import { stopTestStack, testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker } from '../support/worker';
+import { startWorker } from '../../testkit/worker';
 
 /**
  * Records a workflow history for every path a run, a tool call and a delivery can take, for the

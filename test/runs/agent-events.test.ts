@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { createTestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
 import { ScriptedModel } from '../support/scripted-model';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { createWebhookEndpoint } from '../support/webhooks';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 describe('agent events', function () {
   this.timeout(90_000);

@@ -4,12 +4,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { createTestUser, type TestUser } from '../support/auth';
+import { createTestUser, type TestUser } from '../../testkit/users';
 import { quadrantImage, startFakePredictionServer, testVideo } from '../support/fake-providers';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { freePort, testStack } from '../support/stack';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { freePort, testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 interface Snapshot {
   status: string;

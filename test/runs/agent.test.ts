@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { ModelProvider, ModelReply } from '../../core/model/types';
 import { ScriptedModel } from '../support/scripted-model';
 import { LocalModelProvider } from '../../core/model/local';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 interface Snapshot {
   status: string;

@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { reconcilerRepairs } from '../../core/metrics/registry';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
-import { startReconciler } from '../../apps/gateway/runs/reconciler';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { startReconciler } from '../../operations/runs';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
 import { seededRandom } from '../support/random';
 import { createWebhookEndpoint } from '../support/webhooks';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**
  * Cancel, delete, approve and reject at random moments of a turn (right after the send, during the

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { OpenAIModelProvider } from '../../core/model/openai';
 import type { ModelRequest } from '../../core/model/types';
-import { createTestUser } from '../support/auth';
+import { createTestUser } from '../../testkit/users';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
-import { startGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { startGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { startWorker } from '../support/worker';
+import { startWorker } from '../../testkit/worker';
 import { createModelProvider } from '../../core/model';
 
 const TOOLS = [

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startReconciler } from '../../apps/gateway/runs/reconciler';
+import { startReconciler } from '../../operations/runs';
 import { reconcilerRepairs } from '../../core/metrics/registry';
 import { claimPlanDecision } from '../../core/runs/store';
-import { recordEvent } from '../../core/webhooks/outbox';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { recordEvent } from '../../core/webhooks/store';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
 import { ScriptedModel } from '../support/scripted-model';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
 import { createWebhookEndpoint } from '../support/webhooks';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**
  * The safety net: what the normal path left undone is found and done, and counted. Each case

@@ -14,8 +14,8 @@ import {
   storeAttachments,
 } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
-import { createTestUser } from '../support/auth';
-import { testStack } from '../support/stack';
+import { createTestUser } from '../../testkit/users';
+import { testStack } from '../../testkit/stack';
 
 describe('storing attachments', () => {
   let dir: string;

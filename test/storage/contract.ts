@@ -6,8 +6,8 @@ import { publicBaseUrl, type Config } from '../../core/config/config';
 import { createStorage } from '../../core/storage';
 import { ObjectNotFoundError } from '../../core/storage/keys';
 import type { ObjectStorage } from '../../core/storage/storage';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
 
 export interface StorageUnderTest {
   /** Config overrides selecting and configuring the driver. */

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createStorage } from '../../core/storage';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { storageContract } from './contract';
 
 storageContract('local', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PutBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
 import { createStorage } from '../../core/storage';
 import { startMinio, type MinioServer } from '../support/minio';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { storageContract } from './contract';
 
 // No skip when MinIO is missing: scripts/minio.sh builds it, and a missing server must fail loudly.

@@ -72,8 +72,10 @@ export type PredictionBehaviour = 'succeed' | 'fail' | 'never' | 'reject' | 'fla
  * 503 to its first creation; anything else succeeds after `pollsBeforeDone` polls with an image
  * the server also serves.
  */
-export async function startFakePredictionServer(options: { pollsBeforeDone?: number } = {}) {
+export async function startFakePredictionServer(options: { pollsBeforeDone?: number; held?: boolean } = {}) {
   const pollsBeforeDone = options.pollsBeforeDone ?? 3;
+  // Held: every prediction stays `processing` until release(), to keep a tool call in flight.
+  let held = options.held ?? false;
   const predictions = new Map<string, { behaviour: PredictionBehaviour; polls: number; canceled: boolean }>();
   const created: { authorization?: string; body: unknown }[] = [];
   const image = await solidPng(64, 64, { r: 10, g: 200, b: 30 });
@@ -123,7 +125,7 @@ export async function startFakePredictionServer(options: { pollsBeforeDone?: num
         }
         p.polls++;
         const urls = { get: `${base}/predictions/${id}` };
-        if (p.behaviour === 'never' || p.polls < pollsBeforeDone)
+        if (p.behaviour === 'never' || held || p.polls < pollsBeforeDone)
           return json(200, { id, status: 'processing', urls });
         if (p.behaviour === 'fail')
           return json(200, { id, status: 'failed', error: 'the model refused', urls });
@@ -134,7 +136,14 @@ export async function startFakePredictionServer(options: { pollsBeforeDone?: num
     });
   });
   base = await listen(server);
-  return { url: base, predictions, created, image, close: () => close(server) };
+  return {
+    url: base,
+    predictions,
+    created,
+    image,
+    release: () => void (held = false),
+    close: () => close(server),
+  };
 }
 
 export function solidPng(

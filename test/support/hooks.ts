@@ -1,4 +1,4 @@
-import { stopTestStack } from './stack';
+import { stopTestStack } from '../../testkit/stack';
 
 const finalChecks: { name: string; check: () => Promise<void> }[] = [];
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { freePort } from './stack';
+import { freePort } from '../../testkit/stack';
 
 const READY_TIMEOUT_MS = 60_000;
 const ROOT = path.resolve(__dirname, '../..');

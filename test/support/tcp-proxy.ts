@@ -1,5 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { freePort } from './stack';
+import { freePort } from '../../testkit/stack';
 
 /**
  * A TCP proxy on loopback that can be switched off and on: to the gateway, the target behind it

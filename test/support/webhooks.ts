@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { TestUser } from './auth';
+import type { TestUser } from '../../testkit/users';
 
 /** Subscribes `url` to `events` for the user, through the management route as a person would. */
 export async function createWebhookEndpoint(

@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { createTestUser, type TestUser } from '../support/auth';
+import { createTestUser, type TestUser } from '../../testkit/users';
 import { noisePng, startMediaServer } from '../support/fake-providers';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**
  * An input no retry can mend (undecodable, too many pixels) is refused at the first attempt, with

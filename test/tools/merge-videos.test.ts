@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
-import { createTestUser, type TestUser } from '../support/auth';
+import { createTestUser, type TestUser } from '../../testkit/users';
 import {
   meanDifference,
   probeFile,
@@ -15,9 +15,9 @@ import {
   testVideo,
   videoFrame,
 } from '../support/fake-providers';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 describe('merge_videos', function () {
   this.timeout(180_000);

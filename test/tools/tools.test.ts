@@ -10,7 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolsActivities } from '../../activities/tools';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
-import { createTestUser, type TestUser } from '../support/auth';
+import { createTestUser, type TestUser } from '../../testkit/users';
 import {
   animatedImage,
   animatedPng,
@@ -20,9 +20,9 @@ import {
   startFakePredictionServer,
   startMediaServer,
 } from '../support/fake-providers';
-import { startGateway, type TestGateway } from '../support/gateway';
-import { testStack } from '../support/stack';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 type Media = Awaited<ReturnType<typeof startMediaServer>>;
 type Prediction = Awaited<ReturnType<typeof startFakePredictionServer>>;

@@ -2,19 +2,19 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../core/config/config';
 import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
-import { recordEvent } from '../../core/webhooks/outbox';
+import { recordEvent } from '../../core/webhooks/store';
 import { startDeliveries } from '../../workflows/client';
-import { createTestUser, type TestUser } from '../support/auth';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
 import {
   receiverCertificate,
   startHttpsReceiver,
   type HttpsReceiver,
   type ReceivedRequest,
 } from '../support/https-receiver';
-import { testStack } from '../support/stack';
+import { testStack } from '../../testkit/stack';
 import { createWebhookEndpoint } from '../support/webhooks';
-import { startWorker, type TestWorker } from '../support/worker';
+import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**
  * The receiver's side of the contract, written from the spec alone (not from core/webhooks):

@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@ast
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
-import type { KeyLimit } from '../middleware/rate-limit';
+import type { KeyLimit } from '../../../operations/limits';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);

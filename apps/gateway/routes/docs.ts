@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { publicBaseUrl } from '../../../core/config/config';
-import type { GatewayDeps } from '../deps';
+import type { Config } from '../../../core/config/config';
 import type { RouteTable } from '../http/route-table';
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -16,7 +16,7 @@ function scalarReference(): Promise<RequestHandler> {
   return reference;
 }
 
-export function registerDocsRoutes(routes: RouteTable, deps: GatewayDeps): void {
+export function registerDocsRoutes(routes: RouteTable, config: Config): void {
   // Built on first request, not here: routes registered after this one must be in it too.
   let document: object | undefined;
 
@@ -34,7 +34,7 @@ export function registerDocsRoutes(routes: RouteTable, deps: GatewayDeps): void 
     },
     errors: [],
     handler: async () => {
-      document ??= routes.document([{ url: publicBaseUrl(deps.config) }]);
+      document ??= routes.document([{ url: publicBaseUrl(config) }]);
       return { status: 200, body: document };
     },
   });

@@ -1,31 +1,14 @@
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { AppError, NotFoundError } from '../../../core/errors/app-error';
-import { ObjectNotFoundError, assertValidKey } from '../../../core/storage/keys';
-import { verifyKeySignature } from '../../../core/storage/signing';
+import { AppError } from '../../../core/errors/app-error';
 import { inlineContentDisposition } from '../../../core/uploads/filename';
-import type { GatewayDeps } from '../deps';
+import type { Operations } from '../../../operations';
 import { notModified, requestedRange } from '../http/conditional';
 import type { RouteTable } from '../http/route-table';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** A missing object, a bad key and a bad signature all answer alike, so none can be probed. */
-const notFound = () => new NotFoundError('NOT_FOUND', 'No such file.');
-const toNotFound = (err: unknown): never => {
-  throw err instanceof ObjectNotFoundError ? notFound() : err;
-};
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void {
+export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
     method: 'get',
     path: '/files/*key',
@@ -63,9 +46,8 @@ export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void
     },
     errors: ['NOT_FOUND', 'RANGE_NOT_SATISFIABLE'],
     handler: async ({ params, query }, req, res) => {
-      const key = params.key.join('/');
-      if (!isValidKey(key) || !verifyKeySignature(deps.config, key, query.sig)) throw notFound();
-      const info = await deps.storage.stat(key).catch(toNotFound);
+      const file = await ops.files.openFile(params.key.join('/'), query.sig);
+      const { info } = file;
       // Validators first: a 304 and a 416 carry them too.
       res.setHeader('etag', info.etag);
       res.setHeader('last-modified', info.lastModified.toUTCString());
@@ -83,12 +65,9 @@ export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void
           { 'content-range': `bytes */${info.size}` },
         );
       }
-      const object = await deps.storage.get(key, range ? { range } : {}).catch(toNotFound);
+      const object = await file.read(range);
+      const status = range ? 206 : 200;
       try {
-        const attachment = await deps.db.prisma.attachment.findUnique({
-          where: { storageKey: key },
-          select: { filename: true },
-        });
         res.setHeader('content-type', object.contentType);
         if (range) {
           res.setHeader('content-range', `bytes ${range.start}-${range.end}/${info.size}`);
@@ -101,10 +80,10 @@ export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void
         res.setHeader('content-security-policy', "default-src 'none'; sandbox");
         res.setHeader(
           'content-disposition',
-          attachment ? inlineContentDisposition(attachment.filename) : 'inline',
+          file.filename ? inlineContentDisposition(file.filename) : 'inline',
         );
         res.setHeader('cache-control', IMMUTABLE);
-        res.status(range ? 206 : 200);
+        res.status(status);
       } catch (err) {
         object.body.destroy();
         throw err;
@@ -114,7 +93,7 @@ export function registerFilesRoutes(routes: RouteTable, deps: GatewayDeps): void
         // A client that goes away mid-download is not a server error.
         if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
       });
-      return { status: range ? 206 : 200 };
+      return { status };
     },
   });
 }

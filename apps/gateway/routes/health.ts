@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { temporalReachable } from '../../../core/temporal/connection';
-import type { GatewayDeps } from '../deps';
+import type { Operations } from '../../../operations';
 import type { RouteTable } from '../http/route-table';
-
-const READINESS_TIMEOUT_MS = 2_000;
 
 const readinessSchema = z
   .object({
@@ -13,20 +10,7 @@ const readinessSchema = z
   })
   .openapi('Readiness');
 
-async function databaseReachable(deps: GatewayDeps): Promise<boolean> {
-  const client = await deps.db.pool.connect().catch(() => undefined);
-  if (!client) return false;
-  try {
-    await client.query({ text: 'SELECT 1', query_timeout: READINESS_TIMEOUT_MS } as never);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.release();
-  }
-}
-
-export function registerHealthRoutes(routes: RouteTable, deps: GatewayDeps): void {
+export function registerHealthRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
     method: 'get',
     path: '/healthz',
@@ -56,19 +40,8 @@ export function registerHealthRoutes(routes: RouteTable, deps: GatewayDeps): voi
     },
     errors: [],
     handler: async () => {
-      const [database, temporal] = await Promise.all([
-        databaseReachable(deps),
-        temporalReachable(deps.temporal.connection, READINESS_TIMEOUT_MS),
-      ]);
-      const ready = database && temporal;
-      return {
-        status: ready ? 200 : 503,
-        body: {
-          status: ready ? 'ready' : 'unavailable',
-          database: database ? 'up' : 'down',
-          temporal: temporal ? 'up' : 'down',
-        },
-      };
+      const readiness = await ops.health.readiness();
+      return { status: readiness.status === 'ready' ? 200 : 503, body: readiness };
     },
   });
 }

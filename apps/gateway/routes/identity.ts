@@ -1,42 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
-import { hashPassword, verifyPassword } from '../../../core/auth/passwords';
-import {
-  API_KEY_SHOWN_PREFIX_LENGTH,
-  SESSION_COOKIE,
-  hashToken,
-  newApiKey,
-  newSessionToken,
-} from '../../../core/auth/tokens';
-import { AppError, ConflictError, NotFoundError, UnauthorizedError } from '../../../core/errors/app-error';
+import { SESSION_COOKIE } from '../../../core/auth/tokens';
 import {
   apiKeyListSchema,
   apiKeyNameSchema,
   createdApiKeySchema,
   credentialsSchema,
-  toApiKeyDto,
-  toUserDto,
   userEnvelopeSchema,
 } from '../../../core/schemas/identity';
-import type { GatewayDeps } from '../deps';
+import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
 import { assertSameOrigin } from '../middleware/auth';
-import { consumeOrThrow, postgresLimiter } from '../middleware/rate-limit';
-
-const SIGN_IN_WINDOW_SECONDS = 15 * 60;
-const WRONG_CREDENTIALS = 'The email or password is wrong.';
 
 const setCookieHeader = z.object({ 'set-cookie': z.string() });
-
-interface UserRow {
-  id: string;
-  email: string;
-  passwordHash: string;
-  createdAt: Date;
-}
 
 function sessionCookie(req: Request, token: string, maxAgeSeconds: number): string {
   return serializeCookie(SESSION_COOKIE, token, {
@@ -53,22 +31,7 @@ function refuseCrossSite(req: Request): void {
   assertSameOrigin(req.headers, req.protocol, req.get('host'));
 }
 
-export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): void {
-  const { config } = deps;
-  // Keyed by email, a distributed guess at one account is throttled; keyed by IP, one client
-  // trying many accounts is.
-  const signInByEmail = postgresLimiter(deps, {
-    keyPrefix: 'sign-in-email',
-    points: config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
-    durationSeconds: SIGN_IN_WINDOW_SECONDS,
-  });
-  const signInByIp = postgresLimiter(deps, {
-    keyPrefix: 'sign-in-ip',
-    points: config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
-    durationSeconds: SIGN_IN_WINDOW_SECONDS,
-  });
-  const tooManyAttempts = 'Too many sign-in attempts; retry later.';
-
+export function registerIdentityRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
     method: 'post',
     path: '/api/auth/sign-up',
@@ -82,17 +45,7 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     errors: ['FORBIDDEN', 'EMAIL_TAKEN', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
-      if (!config.ALLOW_SIGN_UP) throw new AppError('FORBIDDEN', 'Sign-up is disabled.');
-      const passwordHash = await hashPassword(body.password);
-      // ON CONFLICT rather than check-then-insert: two racing sign-ups get one account, one 409.
-      const { rows } = await deps.db.pool.query<UserRow>(
-        `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ($1, $2, $3, now())
-         ON CONFLICT (email) DO NOTHING RETURNING id, email, "createdAt"`,
-        [randomUUID(), body.email, passwordHash],
-      );
-      const user = rows[0];
-      if (!user) throw new ConflictError('EMAIL_TAKEN', 'An account with this email already exists.');
-      return { status: 201, body: { user: toUserDto(user) } };
+      return { status: 201, body: { user: await ops.identity.signUp(body) } };
     },
   });
 
@@ -111,31 +64,10 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     errors: ['FORBIDDEN', 'UNAUTHORIZED', 'RATE_LIMITED', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
-      const ip = req.ip ?? 'unknown';
-      // Hashed: a key fits the table's varchar(255) whatever the email, and no email is stored there.
-      const emailKey = hashToken(body.email);
-      await consumeOrThrow(signInByIp, ip, tooManyAttempts);
-      await consumeOrThrow(signInByEmail, emailKey, tooManyAttempts);
-      const { rows } = await deps.db.pool.query<UserRow>(
-        'SELECT id, email, "passwordHash", "createdAt" FROM "User" WHERE email = $1',
-        [body.email],
-      );
-      const user = rows[0];
-      const passwordMatches = await verifyPassword(user?.passwordHash, body.password);
-      if (!user || !passwordMatches) throw new UnauthorizedError(WRONG_CREDENTIALS);
-      // Only failures should count: the owner's earlier typos are forgotten, and a shared address
-      // (an office behind one NAT) is not locked out by its members signing in.
-      await Promise.all([signInByEmail.delete(emailKey), signInByIp.reward(ip)]);
-      const token = newSessionToken();
-      const maxAgeSeconds = Math.floor(config.SESSION_TTL / 1000);
-      await deps.db.pool.query(
-        `INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt")
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
-        [randomUUID(), user.id, hashToken(token), maxAgeSeconds],
-      );
+      const { user, token, maxAgeSeconds } = await ops.identity.signIn(body, req.ip ?? 'unknown');
       return {
         status: 200,
-        body: { user: toUserDto(user) },
+        body: { user },
         headers: { 'set-cookie': sessionCookie(req, token, maxAgeSeconds) },
       };
     },
@@ -153,7 +85,7 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     responses: { 204: { description: 'Signed out', headers: setCookieHeader } },
     errors: [],
     handler: async (_input, req) => {
-      await deps.db.pool.query('DELETE FROM "Session" WHERE id = $1', [currentAuth(req).sessionId]);
+      await ops.identity.signOut(currentAuth(req));
       return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
     },
   });
@@ -169,13 +101,10 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     request: {},
     responses: { 200: { description: 'Signed in', schema: userEnvelopeSchema } },
     errors: [],
-    handler: async (_input, req) => {
-      const user = await deps.db.prisma.user.findUniqueOrThrow({
-        where: { id: currentAuth(req).userId },
-        select: { id: true, email: true, createdAt: true },
-      });
-      return { status: 200, body: { user: toUserDto(user) } };
-    },
+    handler: async (_input, req) => ({
+      status: 200,
+      body: { user: await ops.identity.currentUser(currentAuth(req)) },
+    }),
   });
 
   routes.add({
@@ -188,18 +117,10 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     request: { body: apiKeyNameSchema },
     responses: { 201: { description: 'Key created', schema: createdApiKeySchema } },
     errors: ['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
-    handler: async ({ body }, req) => {
-      const key = newApiKey();
-      const row = await deps.db.prisma.apiKey.create({
-        data: {
-          userId: currentAuth(req).userId,
-          name: body.name,
-          prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH),
-          keyHash: hashToken(key),
-        },
-      });
-      return { status: 201, body: { ...toApiKeyDto(row), key } };
-    },
+    handler: async ({ body }, req) => ({
+      status: 201,
+      body: await ops.identity.createApiKey(currentAuth(req), body),
+    }),
   });
 
   routes.add({
@@ -212,13 +133,7 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     request: {},
     responses: { 200: { description: 'Active keys', schema: apiKeyListSchema } },
     errors: [],
-    handler: async (_input, req) => {
-      const rows = await deps.db.prisma.apiKey.findMany({
-        where: { userId: currentAuth(req).userId, revokedAt: null },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      });
-      return { status: 200, body: { data: rows.map(toApiKeyDto), nextCursor: null } };
-    },
+    handler: async (_input, req) => ({ status: 200, body: await ops.identity.listApiKeys(currentAuth(req)) }),
   });
 
   routes.add({
@@ -232,11 +147,7 @@ export function registerIdentityRoutes(routes: RouteTable, deps: GatewayDeps): v
     responses: { 204: { description: 'Revoked' } },
     errors: ['KEY_NOT_FOUND'],
     handler: async ({ params }, req) => {
-      const { count } = await deps.db.prisma.apiKey.updateMany({
-        where: { id: params.keyId, userId: currentAuth(req).userId, revokedAt: null },
-        data: { revokedAt: new Date() },
-      });
-      if (count === 0) throw new NotFoundError('KEY_NOT_FOUND', 'No such API key.');
+      await ops.identity.revokeApiKey(currentAuth(req), params.keyId);
       return { status: 204 };
     },
   });

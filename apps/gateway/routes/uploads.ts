@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../../../core/errors/app-error';
-import { attachmentSchema, toAttachmentDto } from '../../../core/schemas/attachments';
-import { storeAttachments } from '../../../core/uploads/attachments';
+import { attachmentSchema } from '../../../core/schemas/attachments';
 import { MAX_FILES, receiveFiles, receivedFiles } from '../../../core/uploads/receive';
-import type { GatewayDeps } from '../deps';
+import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
 
@@ -32,7 +30,7 @@ const uploadResultSchema = z
   .object({ attachments: z.array(attachmentSchema), chatId: z.uuid().nullable() })
   .openapi('UploadResult');
 
-export function registerUploadsRoutes(routes: RouteTable, deps: GatewayDeps): void {
+export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
     method: 'post',
     path: '/api/v1/uploads',
@@ -45,24 +43,12 @@ export function registerUploadsRoutes(routes: RouteTable, deps: GatewayDeps): vo
     before: [receiveFiles()],
     responses: { 201: { description: 'Stored', schema: uploadResultSchema } },
     errors: ['CHAT_NOT_FOUND', 'TOO_MANY_FILES', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-    handler: async ({ body }, req) => {
-      const { userId } = currentAuth(req);
-      const files = receivedFiles(req);
-      if (files.length === 0)
-        throw new ValidationError([{ path: 'body.file', message: 'at least one file is required' }]);
-      const chatId = body.chatId ?? null;
-      if (chatId) {
-        const chat = await deps.db.prisma.chat.findFirst({
-          where: { id: chatId, userId, deletedAt: null },
-          select: { id: true },
-        });
-        if (!chat) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
-      }
-      const rows = await storeAttachments(deps, { userId, chatId, files });
-      return {
-        status: 201,
-        body: { attachments: rows.map((row) => toAttachmentDto(deps.storage, row)), chatId },
-      };
-    },
+    handler: async ({ body }, req) => ({
+      status: 201,
+      body: await ops.uploads.uploadFiles(currentAuth(req), {
+        chatId: body.chatId,
+        files: receivedFiles(req),
+      }),
+    }),
   });
 }

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { reconcilerRepairs } from '../../../core/metrics/registry';
+import { reconcilerRepairs } from '../../core/metrics/registry';
 import {
   CANCELLED_MESSAGE,
   finishRun,
@@ -8,18 +8,18 @@ import {
   listUnfinishedRuns,
   markRunsChecked,
   type UnfinishedRun,
-} from '../../../core/runs/store';
-import { listUnstartedDeliveries } from '../../../core/webhooks/outbox';
+} from '../../core/runs/store';
+import { listUnstartedDeliveries } from '../../core/webhooks/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
   planDecisionSignal,
   runStateQuery,
-} from '../../../workflows/agent.contract';
-import { repeatEvery } from '../../../core/process/loop';
-import { startDeliveries, startDelivery, starterOf } from '../../../workflows/client';
-import { runIdSearchAttribute } from '../../../workflows/search-attributes';
-import type { GatewayDeps } from '../deps';
+} from '../../workflows/agent.contract';
+import { repeatEvery } from '../../core/process/loop';
+import { startDeliveries, startDelivery, starterOf } from '../../workflows/client';
+import { runIdSearchAttribute } from '../../workflows/search-attributes';
+import type { OperationDeps } from '../deps';
 
 const INTERVAL_MS = 5_000;
 /** Visibility lags a closing execution by a moment: each look reaches back over the last one. */
@@ -45,7 +45,7 @@ export interface ReconcilePass {
  * pass runs at a time under an advisory lock, and every repair is idempotent besides.
  */
 export function startReconciler(
-  deps: GatewayDeps,
+  deps: OperationDeps,
   intervalMs = INTERVAL_MS,
 ): { stop(): Promise<void>; pass(): Promise<ReconcilePass | null> } {
   let lookedAt = Date.now() - FIRST_LOOKBACK_MS;

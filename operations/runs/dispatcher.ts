@@ -1,7 +1,7 @@
-import { CANCELLED_MESSAGE, finishRun, markRunsChecked } from '../../../core/runs/store';
-import { repeatEvery } from '../../../core/process/loop';
-import { startDeliveries, starterOf } from '../../../workflows/client';
-import type { GatewayDeps } from '../deps';
+import { CANCELLED_MESSAGE, finishRun, markRunsChecked } from '../../core/runs/store';
+import { repeatEvery } from '../../core/process/loop';
+import { startDeliveries, starterOf } from '../../workflows/client';
+import type { OperationDeps } from '../deps';
 import { startRun, type RunToStart } from './start';
 
 const INTERVAL_MS = 2_000;
@@ -18,7 +18,7 @@ const RECHECK_SECONDS = 60;
  * ended here, CANCELLED with its agent.failed, without starting anything. Several gateways may run
  * it at once: starts are idempotent (see startRun), and ending a run is decided by its row lock.
  */
-export function startDispatcher(deps: GatewayDeps, intervalMs = INTERVAL_MS): { stop(): Promise<void> } {
+export function startDispatcher(deps: OperationDeps, intervalMs = INTERVAL_MS): { stop(): Promise<void> } {
   let stopped = false;
   const starter = starterOf(deps);
 

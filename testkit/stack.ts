@@ -7,12 +7,16 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../core/config/config';
-import { createDatabase, type Database } from '../../core/db/client';
-import { migrate } from '../../core/db/migrator';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../../core/embedded/temporal-cli';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { loadConfig, type Config } from '../core/config/config';
+import { createDatabase, type Database } from '../core/db/client';
+import { migrate } from '../core/db/migrator';
+import {
+  embeddedPostgresDurable,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../core/embedded/postgres';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../core/embedded/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
  * The real infrastructure every test shares: one PostgreSQL (embedded, or TEST_DATABASE_URL) with
@@ -58,7 +62,11 @@ async function start(): Promise<TestStack> {
     const dir = await mkdtemp(path.join(tmpdir(), 'svc-test-pg-'));
     // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
     await chmod(dir, 0o755);
-    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), port: await freePort() });
+    postgres = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'data'),
+      port: await freePort(),
+      durable: embeddedPostgresDurable(),
+    });
     adminUrl = postgres.url('postgres');
     teardown.push(async () => {
       await postgres?.stop();

@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createApp, type GatewayApp } from '../../apps/gateway/app';
-import { listen } from '../../apps/gateway/server';
-import type { GatewayDeps } from '../../apps/gateway/deps';
-import type { Config } from '../../core/config/config';
-import { createLogger } from '../../core/logging/logger';
-import { createGuardedHttp } from '../../core/net/guarded-http-client';
-import { createStorage } from '../../core/storage';
-import { createTemporalClient } from '../../core/temporal/connection';
+import { createApp, type GatewayApp } from '../apps/gateway/app';
+import { listen } from '../apps/gateway/server';
+import type { GatewayDeps } from '../apps/gateway/deps';
+import type { Config } from '../core/config/config';
+import { createLogger } from '../core/logging/logger';
+import { createGuardedHttp } from '../core/net/guarded-http-client';
+import { createStorage } from '../core/storage';
+import { createTemporalClient } from '../core/temporal/connection';
 import { testStack } from './stack';
 
 export interface TestGateway extends GatewayApp {

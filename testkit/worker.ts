@@ -1,12 +1,12 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { createWorker } from '../../apps/worker/worker';
-import type { ActivityDeps } from '../../activities/deps';
-import type { Config } from '../../core/config/config';
-import { createLogger } from '../../core/logging/logger';
-import { createGuardedHttp } from '../../core/net/guarded-http-client';
-import { createStorage } from '../../core/storage';
-import { createModelProvider } from '../../core/model';
-import { createTemporalClient } from '../../core/temporal/connection';
+import { createWorker } from '../apps/worker/worker';
+import type { ActivityDeps } from '../activities/deps';
+import type { Config } from '../core/config/config';
+import { createLogger } from '../core/logging/logger';
+import { createGuardedHttp } from '../core/net/guarded-http-client';
+import { createStorage } from '../core/storage';
+import { createModelProvider } from '../core/model';
+import { createTemporalClient } from '../core/temporal/connection';
 import { testStack } from './stack';
 
 export interface TestWorker {

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { agentWorkflowId, type AgentRunInput } from '../../../workflows/agent.contract';
-import { runningExecutionOf, startAgentRun } from '../../../workflows/client';
-import type { GatewayDeps } from '../deps';
+import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
+import { runningExecutionOf, startAgentRun } from '../../workflows/client';
+import type { OperationDeps } from '../deps';
 
 /** A start that has not answered by then leaves the run to the dispatcher. */
 const START_DEADLINE_MS = 5_000;
@@ -17,7 +17,7 @@ export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'>;
  * row is written by its own execution (see gateStep), not here. Returns the Temporal run id, or
  * null when the run is not started yet (the dispatcher will).
  */
-export async function startRun(deps: GatewayDeps, run: RunToStart): Promise<string | null> {
+export async function startRun(deps: OperationDeps, run: RunToStart): Promise<string | null> {
   const first = await tryStart(deps, run);
   if (first !== PREVIOUS_RUN_CLOSING) return first;
   await previousExecutionClosed(deps, run.chatId);
@@ -27,7 +27,7 @@ export async function startRun(deps: GatewayDeps, run: RunToStart): Promise<stri
 
 const PREVIOUS_RUN_CLOSING = Symbol('previous run closing');
 
-async function previousExecutionClosed(deps: GatewayDeps, chatId: string): Promise<void> {
+async function previousExecutionClosed(deps: OperationDeps, chatId: string): Promise<void> {
   const { client, connection } = deps.temporal;
   await connection
     .withDeadline(Date.now() + CLOSING_WAIT_MS, () =>
@@ -37,7 +37,7 @@ async function previousExecutionClosed(deps: GatewayDeps, chatId: string): Promi
 }
 
 async function tryStart(
-  deps: GatewayDeps,
+  deps: OperationDeps,
   run: RunToStart,
 ): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../../../core/errors/app-error';
+import { ConflictError, NotFoundError } from '../../core/errors/app-error';
 import {
   claimPlanDecision,
   explainRunMiss,
@@ -7,10 +7,10 @@ import {
   type DecisionMiss,
   type RunScope,
   type WaitpointRow,
-} from '../../../core/runs/store';
-import { agentWorkflowId, planDecisionSignal } from '../../../workflows/agent.contract';
-import { runningExecutionOf } from '../../../workflows/client';
-import type { GatewayDeps } from '../deps';
+} from '../../core/runs/store';
+import { agentWorkflowId, planDecisionSignal } from '../../workflows/agent.contract';
+import { runningExecutionOf } from '../../workflows/client';
+import type { OperationDeps } from '../deps';
 
 function missError(miss: DecisionMiss): Error {
   switch (miss) {
@@ -34,20 +34,20 @@ function missError(miss: DecisionMiss): Error {
  * an execution that has not started yet, or does not hear it, meets the recorded cancel at its
  * next step, and a run never dispatched is ended by the dispatcher.
  */
-export async function requestCancel(deps: GatewayDeps, scope: RunScope): Promise<void> {
+export async function requestCancel(deps: OperationDeps, scope: RunScope): Promise<void> {
   const marked = await requestRunCancel(deps.db.pool, scope);
   if (!marked) throw missError(await explainRunMiss(deps.db.pool, scope));
   await cancelExecution(deps, scope.chatId, scope.runId, marked.triggerRunId);
 }
 
 /** Cancels the chat's active run, if any: deleting a chat stops its work. */
-export async function cancelActiveRunOfChat(deps: GatewayDeps, chatId: string): Promise<void> {
+export async function cancelActiveRunOfChat(deps: OperationDeps, chatId: string): Promise<void> {
   const marked = await requestChatRunCancel(deps.db.pool, chatId);
   if (marked) await cancelExecution(deps, chatId, marked.runId, marked.triggerRunId);
 }
 
 async function cancelExecution(
-  deps: GatewayDeps,
+  deps: OperationDeps,
   chatId: string,
   runId: string,
   triggerRunId: string | null,
@@ -72,7 +72,7 @@ async function cancelExecution(
  * and a workflow whose timer fires first reads the claim back instead of expiring the plan.
  */
 export async function decideWaitpoint(
-  deps: GatewayDeps,
+  deps: OperationDeps,
   scope: RunScope & { waitpointId: string },
   decision: { approved: boolean; feedback?: string },
 ): Promise<WaitpointRow> {

@@ -5,7 +5,7 @@ import {
   hashToken,
   newApiKey,
   newSessionToken,
-} from '../../core/auth/tokens';
+} from '../core/auth/tokens';
 import { testStack } from './stack';
 
 export interface TestUser {

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/client';
+
+/**
+ * The identity feature's SQL: users, sessions and API keys. Prisma serves the plain CRUD of keys
+ * and users; hand-written SQL serves what runs on every request (the key check, the session
+ * check) and what must be one statement (a sign-up racing another).
+ */
+
+export interface UserRow {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: Date;
+}
+
+/** Undefined when the email is taken: ON CONFLICT, so two racing sign-ups get one account. */
+export async function insertUser(
+  db: Database,
+  email: string,
+  passwordHash: string,
+): Promise<UserRow | undefined> {
+  const { rows } = await db.pool.query<UserRow>(
+    `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ($1, $2, $3, now())
+     ON CONFLICT (email) DO NOTHING RETURNING id, email, "passwordHash", "createdAt"`,
+    [randomUUID(), email, passwordHash],
+  );
+  return rows[0];
+}
+
+export async function selectUserByEmail(db: Database, email: string): Promise<UserRow | undefined> {
+  const { rows } = await db.pool.query<UserRow>(
+    'SELECT id, email, "passwordHash", "createdAt" FROM "User" WHERE email = $1',
+    [email],
+  );
+  return rows[0];
+}
+
+export function selectUser(db: Database, userId: string) {
+  return db.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { id: true, email: true, createdAt: true },
+  });
+}
+
+export async function insertSession(db: Database, userId: string, tokenHash: string, maxAgeSeconds: number) {
+  await db.pool.query(
+    `INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt")
+     VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+    [randomUUID(), userId, tokenHash, maxAgeSeconds],
+  );
+}
+
+export async function deleteSession(db: Database, sessionId: string): Promise<void> {
+  await db.pool.query('DELETE FROM "Session" WHERE id = $1', [sessionId]);
+}
+
+/** The live session a cookie's token names, if any. */
+export async function selectSession(
+  db: Database,
+  tokenHash: string,
+): Promise<{ id: string; userId: string } | undefined> {
+  const { rows } = await db.pool.query<{ id: string; userId: string }>(
+    'SELECT id, "userId" FROM "Session" WHERE "tokenHash" = $1 AND "expiresAt" > now()',
+    [tokenHash],
+  );
+  return rows[0];
+}
+
+export interface KeyCheck {
+  id: string;
+  userId: string;
+  counters: { name: string; points: number; expire: string }[];
+}
+
+/** How stale `lastUsedAt` may be: one write per key per interval, not one per request. */
+const LAST_USED_WRITE_INTERVAL_SECONDS = 60;
+
+/**
+ * The key check of every public call, its rate-limit counters and the throttled `lastUsedAt`
+ * write, as one statement, so authentication costs one round trip. The counters keep
+ * rate-limiter-flexible's fixed-window layout ("RateLimit": key, points, expire in epoch ms), so
+ * every gateway process shares them, and a refused key counts nothing.
+ */
+export async function checkApiKey(
+  db: Database,
+  input: { keyHash: string; counters: string[]; now: number },
+): Promise<KeyCheck | undefined> {
+  // Named, so each pooled connection parses and plans it once.
+  const { rows } = await db.pool.query<KeyCheck>({
+    name: 'api-key-check',
+    text: `WITH k AS (
+       SELECT id, "userId" FROM "ApiKey" WHERE "keyHash" = $1 AND "revokedAt" IS NULL
+     ), used AS (
+       UPDATE "ApiKey" a SET "lastUsedAt" = now() FROM k
+        WHERE a.id = k.id AND (a."lastUsedAt" IS NULL OR a."lastUsedAt" < now() - make_interval(secs => $4))
+     ), counted AS (
+       INSERT INTO "RateLimit" AS r (key, points, expire)
+       SELECT n.name || ':' || k.id, 1, $3::bigint + 60000 FROM k CROSS JOIN unnest($2::text[]) AS n(name)
+       ON CONFLICT (key) DO UPDATE SET
+         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN 1 ELSE r.points + 1 END,
+         expire = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.expire ELSE r.expire END
+       RETURNING split_part(key, ':', 1) AS name, points, expire
+     )
+     SELECT k.id, k."userId",
+            COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters
+       FROM k`,
+    values: [input.keyHash, input.counters, input.now, LAST_USED_WRITE_INTERVAL_SECONDS],
+  });
+  return rows[0];
+}
+
+export function insertApiKey(
+  db: Database,
+  input: { userId: string; name: string; prefix: string; keyHash: string },
+) {
+  return db.prisma.apiKey.create({ data: input });
+}
+
+export function selectApiKeys(db: Database, userId: string) {
+  return db.prisma.apiKey.findMany({
+    where: { userId, revokedAt: null },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+}
+
+/** False when there was no such live key of this user. */
+export async function revokeApiKey(db: Database, userId: string, keyId: string): Promise<boolean> {
+  const { count } = await db.prisma.apiKey.updateMany({
+    where: { id: keyId, userId, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  return count > 0;
+}

@@ -1,0 +1,18 @@
+import { createServer } from 'node:net';
+import { describeProcess, listenerOf } from './procfs';
+
+/**
+ * Why `port` cannot be listened on at `host`, naming the process that holds it; undefined when it
+ * is free. A probe, not a reservation: it answers for this moment only.
+ */
+export async function portProblem(port: number, host: string): Promise<string | undefined> {
+  const code = await new Promise<string | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+  if (code === undefined) return undefined;
+  if (code !== 'EADDRINUSE') return `port ${port} on ${host} cannot be listened on (${code})`;
+  const holder = await listenerOf(port);
+  return `port ${port} is in use by ${holder ? describeProcess(holder) : 'a process of another user'}`;
+}

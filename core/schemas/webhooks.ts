@@ -1,0 +1,110 @@
+import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
+import { WEBHOOK_EVENTS } from './events';
+
+extendZodWithOpenApi(z);
+
+const URL_MAX_LENGTH = 2048;
+
+export const endpointSchema = z
+  .object({
+    id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)),
+    isActive: z.boolean(),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('WebhookEndpoint');
+
+export const createdEndpointSchema = endpointSchema
+  .extend({
+    secret: z
+      .string()
+      .openapi({ description: 'The signing secret, `svcwhsec_…`; shown only in this answer.' }),
+  })
+  .openapi('CreatedWebhookEndpoint');
+
+export const attemptSchema = z
+  .object({
+    series: z.number().int(),
+    attempt: z.number().int(),
+    startedAt: z.iso.datetime(),
+    durationMs: z.number().int(),
+    statusCode: z.number().int().nullable(),
+    error: z.string().nullable(),
+    responseBody: z.string().nullable().openapi({ description: 'The first 4 KB of the answer.' }),
+  })
+  .openapi('WebhookAttempt');
+
+export const deliverySchema = z
+  .object({
+    id: z.uuid(),
+    event: z.enum(WEBHOOK_EVENTS),
+    envelopeId: z.string(),
+    status: z.enum(['PENDING', 'DELIVERED', 'FAILED']),
+    createdAt: z.iso.datetime(),
+    deliveredAt: z.iso.datetime().nullable(),
+    attempts: z.array(attemptSchema),
+  })
+  .openapi('WebhookDelivery');
+
+export const createEndpointSchema = z.object({
+  url: z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH),
+  events: z
+    .array(z.enum(WEBHOOK_EVENTS))
+    .min(1)
+    .transform((events) => [...new Set(events)]),
+});
+
+export const endpointParamsSchema = z.object({ endpointId: z.uuid() });
+export const deliveryParamsSchema = z.object({ deliveryId: z.uuid() });
+export const endpointListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
+export const deliveryListQuerySchema = z.object({ limit: limitQuery(50, 20), cursor: cursorQuery });
+
+export type EndpointDto = z.output<typeof endpointSchema>;
+export type DeliveryDto = z.output<typeof deliverySchema>;
+
+export interface EndpointRow {
+  id: string;
+  url: string;
+  events: string[];
+  isActive: boolean;
+  createdAt: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  event: string;
+  envelopeId: string;
+  status: string;
+  createdAt: Date;
+  deliveredAt: Date | null;
+  attempts: {
+    series: number;
+    attempt: number;
+    startedAt: string;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseBody: string | null;
+  }[];
+}
+
+export function toEndpointDto(row: EndpointRow): EndpointDto {
+  return { ...row, events: row.events as EndpointDto['events'], createdAt: row.createdAt.toISOString() };
+}
+
+export function toDeliveryDto(row: DeliveryRow): DeliveryDto {
+  return {
+    ...row,
+    event: row.event as DeliveryDto['event'],
+    status: row.status as DeliveryDto['status'],
+    createdAt: row.createdAt.toISOString(),
+    deliveredAt: isoOrNull(row.deliveredAt),
+  };
+}
+
+export const endpointListSchema = listSchema(endpointSchema, 'WebhookEndpointList');
+export const deliveryListSchema = listSchema(deliverySchema, 'WebhookDeliveryList');
+export const redeliveredSchema = z.object({ delivery: deliverySchema });

@@ -1,0 +1,35 @@
+import { createChatsOperations } from './chats';
+import type { OperationDeps } from './deps';
+import { createFilesOperations } from './files';
+import { createHealthOperations } from './health';
+import { createIdentityOperations } from './identity';
+import { keyLimits } from './limits';
+import { createRunsOperations } from './runs';
+import { createToolsOperations } from './tools';
+import { createUploadsOperations } from './uploads';
+import { createWebhooksOperations } from './webhooks';
+
+export type { Caller, OperationDeps } from './deps';
+
+/**
+ * Every operation of the service, one module per feature, built once per process. A transport
+ * (REST, MCP, the console) parses its input, calls one of these with the caller, and maps the
+ * typed result or the AppError it throws; none holds logic of its own.
+ */
+export function createOperations(deps: OperationDeps) {
+  const runs = createRunsOperations(deps);
+  return {
+    identity: createIdentityOperations(deps),
+    chats: createChatsOperations(deps, runs),
+    runs,
+    tools: createToolsOperations(deps),
+    uploads: createUploadsOperations(deps),
+    webhooks: createWebhooksOperations(deps),
+    files: createFilesOperations(deps),
+    health: createHealthOperations(deps),
+    /** The per-key counters public calls consume, whatever the transport. */
+    limits: keyLimits(deps.config),
+  };
+}
+
+export type Operations = ReturnType<typeof createOperations>;

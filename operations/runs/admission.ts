@@ -1,0 +1,112 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ConflictError, NotFoundError } from '../../core/errors/app-error';
+import { insertTurn, selectOwnAttachments } from '../../core/runs/store';
+import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
+import type { ContentBlock } from '../../core/schemas/runs';
+import type { PreparedAttachment } from '../../core/uploads/attachments';
+import type { OperationDeps } from '../deps';
+import type { RunToStart } from './start';
+
+const TITLE_FROM_TEXT = 60;
+const PG_UNIQUE_VIOLATION = '23505';
+
+export interface TurnRequest {
+  userId: string;
+  chatId?: string;
+  text: string;
+  imageUrls: string[];
+  attachmentIds: string[];
+  planMode: boolean;
+  traceparent?: string;
+}
+
+export interface AdmittedTurn {
+  run: RunToStart;
+  messageId: string;
+}
+
+/** The W3C trace id of the admitting request: from `traceparent` when valid, else new. */
+export function traceIdOf(traceparent: string | undefined): string {
+  const match = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(
+    traceparent?.trim().toLowerCase() ?? '',
+  );
+  const id = match?.[1];
+  return id && !/^0+$/.test(id) ? id : randomBytes(16).toString('hex');
+}
+
+export function defaultTitle(text: string): string {
+  const title = text.trim().replace(/\s+/g, ' ').slice(0, TITLE_FROM_TEXT).trim();
+  return title || DEFAULT_CHAT_TITLE;
+}
+
+function mediaKind(mimeType: string): 'image' | 'video' | 'audio' {
+  if (mimeType.startsWith('video/')) return 'video';
+  if (mimeType.startsWith('audio/')) return 'audio';
+  return 'image';
+}
+
+/**
+ * Admits a turn: its chat (when new), user message, attachments and QUEUED run, written at once
+ * (see insertTurn); a chat with an active run answers 409 RUN_ACTIVE, and nothing is written.
+ */
+export async function admitTurn(
+  deps: OperationDeps,
+  turn: TurnRequest,
+  uploads: readonly PreparedAttachment[] = [],
+): Promise<AdmittedTurn> {
+  const runId = randomUUID();
+  const messageId = randomUUID();
+  const assistantMessageId = randomUUID();
+  const traceId = traceIdOf(turn.traceparent);
+  const chatId = turn.chatId ?? randomUUID();
+
+  const blocks: ContentBlock[] = [{ type: 'text', text: turn.text }];
+  const attachmentIds = [...new Set(turn.attachmentIds)];
+  if (attachmentIds.length) {
+    const rows = await selectOwnAttachments(deps.db.pool, turn.userId, attachmentIds);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of attachmentIds) {
+      const a = byId.get(id);
+      if (!a) throw new NotFoundError('ATTACHMENT_NOT_FOUND', 'An attachment was not found.');
+      blocks.push({ type: mediaKind(a.mimeType), attachmentId: a.id, url: deps.storage.url(a.storageKey) });
+    }
+  }
+  for (const url of turn.imageUrls) blocks.push({ type: 'image', attachmentId: null, url });
+  for (const u of uploads)
+    blocks.push({ type: mediaKind(u.mimeType), attachmentId: u.id, url: deps.storage.url(u.storageKey) });
+
+  let admitted: boolean;
+  try {
+    admitted = await insertTurn(deps.db.pool, {
+      runId,
+      chatId,
+      userId: turn.userId,
+      newChatTitle: turn.chatId ? null : defaultTitle(turn.text),
+      messageId,
+      assistantMessageId,
+      planMode: turn.planMode,
+      traceId,
+      contentBlocks: blocks,
+      attachmentIds,
+      uploads,
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) {
+      throw new ConflictError('RUN_ACTIVE', 'A run of this chat is still active.');
+    }
+    throw err;
+  }
+  if (!admitted) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  return {
+    messageId,
+    run: {
+      runId,
+      chatId,
+      userId: turn.userId,
+      messageId,
+      assistantMessageId,
+      traceId,
+      planMode: turn.planMode,
+    },
+  };
+}
