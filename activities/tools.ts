@@ -10,8 +10,12 @@ import { stoppedByCaller, type ProviderProgress, type RunToolInput } from '../co
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
-/** Local providers report no progress of their own; this keeps their heartbeats flowing. */
-const HEARTBEAT_INTERVAL_MS = 5_000;
+/**
+ * Local providers report no progress of their own; this keeps their heartbeats flowing. A cancel
+ * (the route's timeout, the run's end) arrives with a heartbeat's answer, so they go out as often
+ * as the worker's throttle (2 s) sends them: ffmpeg is stopped within seconds, not a minute later.
+ */
+const HEARTBEAT_INTERVAL_MS = 1_000;
 
 export type { RunToolInput } from '../core/tools/types';
 

@@ -99,6 +99,7 @@ export const configSchema = z
     FFMPEG_PATH: z.string().default('ffmpeg'),
     FFPROBE_PATH: z.string().default('ffprobe'),
     MERGE_MAX_INPUT_SECONDS: positiveInt(600),
+    MERGE_MAX_TOTAL_BYTES: positiveInt(200 * 1024 * 1024),
     FETCH_MAX_BYTES: positiveInt(200 * 1024 * 1024),
     FETCH_TIMEOUT: duration('30s'),
     OUTBOUND_CA_FILE: optionalString,

@@ -1,3 +1,6 @@
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { GuardedHttp } from './guarded-http';
 
 export type MediaKind = 'image' | 'video';
@@ -22,28 +25,74 @@ export class MediaFetchError extends Error {
   }
 }
 
-/** Fetches a user-supplied media URL through the guard and checks what the bytes really are. */
-export async function fetchMedia(
-  http: GuardedHttp,
-  url: string,
-  options: { maxBytes: number; accept: MediaKind; timeoutMs?: number; signal?: AbortSignal },
-): Promise<FetchedMedia> {
-  const res = await http.request(url, {
+export interface MediaOptions {
+  maxBytes: number;
+  accept: MediaKind;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A media URL whose answer is in and whose body is still to be read. */
+export interface OpenedMedia {
+  /** The length the server declared (Content-Length), when it did. */
+  declaredBytes: number | undefined;
+  /** Reads the body into memory and checks what the bytes are. */
+  read(): Promise<FetchedMedia>;
+  /**
+   * Streams the body into `file` and checks what the bytes are; `take` may refuse a chunk (a
+   * limit shared by several bodies), failing the read with GuardedHttpError('TOO_LARGE').
+   */
+  save(file: string, take?: (bytes: number) => boolean): Promise<Omit<FetchedMedia, 'body'>>;
+  discard(): void;
+}
+
+/**
+ * Opens a user-supplied media URL through the guard: an error status fails here, before any of
+ * the body is read; the bytes' kind is checked once they are read.
+ */
+export async function openMedia(http: GuardedHttp, url: string, options: MediaOptions): Promise<OpenedMedia> {
+  const res = await http.open(url, {
     maxBytes: options.maxBytes,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (res.status < 200 || res.status > 299) {
+    res.discard();
     throw new MediaFetchError('HTTP_STATUS', `Fetching ${url} answered HTTP ${res.status}.`, res.status);
   }
-  const type = await sniff(res.body);
-  if (!type || !type.mime.startsWith(`${options.accept}/`)) {
-    throw new MediaFetchError(
-      'UNSUPPORTED_TYPE',
-      `${url} is not ${options.accept === 'image' ? 'an image' : 'a video'}.`,
-    );
-  }
-  return { body: res.body, mimeType: type.mime, ext: type.ext };
+  const expect = (type: { mime: string; ext: string } | undefined) => {
+    if (!type || !type.mime.startsWith(`${options.accept}/`)) {
+      throw new MediaFetchError(
+        'UNSUPPORTED_TYPE',
+        `${url} is not ${options.accept === 'image' ? 'an image' : 'a video'}.`,
+      );
+    }
+    return { mimeType: type.mime, ext: type.ext };
+  };
+  return {
+    declaredBytes: res.declaredBytes,
+    discard: () => res.discard(),
+    async read() {
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.chunks()) chunks.push(chunk);
+      const body = Buffer.concat(chunks);
+      return { body, ...expect(await sniff(body)) };
+    },
+    async save(file, take) {
+      await pipeline(Readable.from(res.chunks(take)), createWriteStream(file));
+      const { fileTypeFromFile } = await import('file-type');
+      return expect(await fileTypeFromFile(file));
+    },
+  };
+}
+
+/** Fetches a user-supplied media URL through the guard and checks what the bytes really are. */
+export async function fetchMedia(
+  http: GuardedHttp,
+  url: string,
+  options: MediaOptions,
+): Promise<FetchedMedia> {
+  return (await openMedia(http, url, options)).read();
 }
 
 /** file-type is ESM-only: loaded on first use through a dynamic import. */

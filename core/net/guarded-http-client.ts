@@ -1,16 +1,12 @@
 import dns from 'node:dns';
 import { readFileSync } from 'node:fs';
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import type { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import type { Config } from '../config/config';
 import { isPublicAddress, literalAddress } from './address-policy';
-import {
-  GuardedHttpError,
-  type GuardedHttp,
-  type GuardedRequest,
-  type GuardedResponse,
-} from './guarded-http';
+import { GuardedHttpError, type GuardedHttp, type GuardedRequest, type GuardedStream } from './guarded-http';
 
 const DEFAULT_MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -96,12 +92,8 @@ export function createGuardedHttp(config: GuardedHttpConfig, options: GuardedHtt
     return url;
   }
 
-  async function once(
-    url: URL,
-    init: GuardedRequest,
-    signal: AbortSignal,
-    maxBytes: number,
-  ): Promise<GuardedResponse & { location?: string }> {
+  /** One hop: the response with its body unread, or a redirect (its body drained). */
+  async function once(url: URL, init: GuardedRequest, signal: AbortSignal) {
     const res = await request(url, {
       method: init.method ?? 'GET',
       headers: init.headers,
@@ -116,30 +108,9 @@ export function createGuardedHttp(config: GuardedHttpConfig, options: GuardedHtt
     }
     if (REDIRECT_STATUSES.has(res.statusCode) && headers.location) {
       await res.body.dump();
-      return {
-        status: res.statusCode,
-        headers,
-        body: Buffer.alloc(0),
-        url: url.toString(),
-        location: headers.location,
-      };
+      return { status: res.statusCode, headers, location: headers.location };
     }
-    const declared = Number(headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      res.body.destroy();
-      throw new GuardedHttpError('TOO_LARGE', `The response is larger than ${maxBytes} bytes.`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) {
-        res.body.destroy();
-        throw new GuardedHttpError('TOO_LARGE', `The response is larger than ${maxBytes} bytes.`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return { status: res.statusCode, headers, body: Buffer.concat(chunks), url: url.toString() };
+    return { status: res.statusCode, headers, body: res.body };
   }
 
   let trustedAgent: Agent | undefined;
@@ -148,38 +119,84 @@ export function createGuardedHttp(config: GuardedHttpConfig, options: GuardedHtt
     return trustedAgent;
   }
 
-  return {
-    async request(rawUrl, init = {}) {
-      const timeoutMs = init.timeoutMs ?? config.FETCH_TIMEOUT;
-      const maxBytes = init.maxBytes ?? config.FETCH_MAX_BYTES;
-      const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-      let url = checkUrl(rawUrl);
-      let current = init;
-      try {
-        for (let hop = 0; ; hop++) {
-          const res = await once(url, current, signal, maxBytes);
-          if (res.location === undefined)
-            return { status: res.status, headers: res.headers, body: res.body, url: res.url };
-          if (maxRedirects === 0)
-            throw new GuardedHttpError('REDIRECT_REFUSED', 'Redirects are refused for this request.');
-          if (hop >= maxRedirects)
-            throw new GuardedHttpError('TOO_MANY_REDIRECTS', `More than ${maxRedirects} redirects.`);
-          url = checkUrl(new URL(res.location, url).toString());
-          // 303, and 301/302 after a POST, turn into a body-less GET, as browsers do.
-          if (
-            res.status === 303 ||
-            ((res.status === 301 || res.status === 302) && current.method === 'POST')
-          ) {
-            current = { ...current, method: 'GET', body: undefined };
+  async function open(rawUrl: string, init: GuardedRequest = {}): Promise<GuardedStream> {
+    const timeoutMs = init.timeoutMs ?? config.FETCH_TIMEOUT;
+    const maxBytes = init.maxBytes ?? config.FETCH_MAX_BYTES;
+    const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const tooLarge = () =>
+      new GuardedHttpError('TOO_LARGE', `The response is larger than ${maxBytes} bytes.`);
+    let url = checkUrl(rawUrl);
+    let current = init;
+    try {
+      for (let hop = 0; ; hop++) {
+        const res = await once(url, current, signal);
+        if (res.body) {
+          const body = res.body;
+          const declared = Number(res.headers['content-length']);
+          const declaredBytes = Number.isFinite(declared) ? declared : undefined;
+          if (declaredBytes !== undefined && declaredBytes > maxBytes) {
+            drop(body);
+            throw tooLarge();
           }
+          return {
+            status: res.status,
+            headers: res.headers,
+            url: url.toString(),
+            declaredBytes,
+            discard: () => drop(body),
+            async *chunks(take) {
+              let size = 0;
+              try {
+                for await (const chunk of body) {
+                  const bytes = (chunk as Buffer).length;
+                  size += bytes;
+                  if (size > maxBytes) throw tooLarge();
+                  if (take && !take(bytes))
+                    throw new GuardedHttpError('TOO_LARGE', 'The response is larger than allowed.');
+                  yield chunk as Buffer;
+                }
+              } catch (err) {
+                drop(body);
+                throw toGuardedError(err, timeout, timeoutMs);
+              }
+            },
+          };
         }
-      } catch (err) {
-        throw toGuardedError(err, timeout, timeoutMs);
+        if (maxRedirects === 0)
+          throw new GuardedHttpError('REDIRECT_REFUSED', 'Redirects are refused for this request.');
+        if (hop >= maxRedirects)
+          throw new GuardedHttpError('TOO_MANY_REDIRECTS', `More than ${maxRedirects} redirects.`);
+        url = checkUrl(new URL(res.location, url).toString());
+        // 303, and 301/302 after a POST, turn into a body-less GET, as browsers do.
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && current.method === 'POST')) {
+          current = { ...current, method: 'GET', body: undefined };
+        }
       }
+    } catch (err) {
+      throw toGuardedError(err, timeout, timeoutMs);
+    }
+  }
+
+  return {
+    open,
+    async request(rawUrl, init = {}) {
+      const res = await open(rawUrl, init);
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.chunks()) chunks.push(chunk);
+      return { status: res.status, headers: res.headers, body: Buffer.concat(chunks), url: res.url };
     },
   };
+}
+
+/**
+ * Destroys a body nobody will read. undici reports a destroyed body as an 'error' event, which
+ * nobody listens for any more: unhandled, it would take the whole process down.
+ */
+function drop(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function originOf(url: URL): string {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type BigIntStats } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,12 +7,26 @@ import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config';
 import { ObjectNotFoundError, assertValidKey } from './keys';
 import { signedFileUrl } from './signing';
-import type { ObjectStorage, PutOptions } from './storage';
+import type { ByteRange, ObjectInfo, ObjectStorage, PutOptions } from './storage';
 
 const PROJECT_ROOT = path.resolve(__dirname, '../..');
 
 interface Meta {
   contentType: string;
+}
+
+/**
+ * An object's metadata from its meta file and its stat. The ETag is its length and modification
+ * time (to the nanosecond): every write renames a new file into place, so it changes with the bytes.
+ */
+function describe(meta: string, info: BigIntStats): ObjectInfo {
+  const { contentType } = JSON.parse(meta) as Meta;
+  return {
+    contentType,
+    size: Number(info.size),
+    etag: `"${info.size.toString(16)}-${info.mtimeNs.toString(16)}"`,
+    lastModified: new Date(Number(info.mtimeMs)),
+  };
 }
 
 function isMissing(err: unknown): boolean {
@@ -62,15 +76,29 @@ export function createLocalStorage(config: Config): ObjectStorage {
       }
     },
 
-    async get(key: string) {
+    async stat(key: string) {
+      const { objectPath, metaPath } = locate(key);
+      try {
+        const [meta, info] = await Promise.all([
+          readFile(metaPath, 'utf8'),
+          stat(objectPath, { bigint: true }),
+        ]);
+        return describe(meta, info);
+      } catch (err) {
+        if (isMissing(err)) throw new ObjectNotFoundError(key);
+        throw err;
+      }
+    },
+
+    async get(key: string, options: { range?: ByteRange } = {}) {
       const { objectPath, metaPath } = locate(key);
       try {
         // Open before stat and read through the handle, so a concurrent delete cannot split them.
         const handle = await open(objectPath, 'r');
         try {
-          const [meta, info] = await Promise.all([readFile(metaPath, 'utf8'), handle.stat()]);
-          const { contentType } = JSON.parse(meta) as Meta;
-          return { body: createReadStream('', { fd: handle }), contentType, size: info.size };
+          const [meta, info] = await Promise.all([readFile(metaPath, 'utf8'), handle.stat({ bigint: true })]);
+          const body = createReadStream('', { fd: handle, ...options.range });
+          return { ...describe(meta, info), body };
         } catch (err) {
           await handle.close();
           throw err;

@@ -8,7 +8,9 @@ import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   NoSuchKey,
+  NotFound,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -16,11 +18,34 @@ import {
 import type { Config } from '../config/config';
 import { ObjectNotFoundError, assertValidKey, encodeKeyPath } from './keys';
 import { signedFileUrl } from './signing';
-import type { ObjectStorage, PutOptions } from './storage';
+import type { ByteRange, ObjectInfo, ObjectStorage, PutOptions } from './storage';
 
 function requireSetting(value: string | undefined, name: string): string {
   if (!value) throw new Error(`${name} is required when STORAGE_DRIVER=s3`);
   return value;
+}
+
+function describe(
+  out: { ContentType?: string; ETag?: string; LastModified?: Date },
+  size: number,
+): ObjectInfo {
+  return {
+    contentType: out.ContentType ?? 'application/octet-stream',
+    size,
+    etag: out.ETag ?? `"${size.toString(16)}"`,
+    lastModified: out.LastModified ?? new Date(0),
+  };
+}
+
+/** S3's "no such key" (GetObject's NoSuchKey, HeadObject's bare 404) as ObjectNotFoundError. */
+function notFound(err: unknown, key: string): unknown {
+  if (
+    err instanceof NoSuchKey ||
+    err instanceof NotFound ||
+    (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)
+  )
+    return new ObjectNotFoundError(key);
+  return err;
 }
 
 /**
@@ -76,23 +101,33 @@ export function createS3Storage(config: Config): ObjectStorage {
       }
     },
 
-    async get(key: string) {
+    async stat(key: string) {
       assertValidKey(key);
       try {
-        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        if (!(out.Body instanceof Readable)) throw new Error('S3 returned no readable body');
-        return {
-          body: out.Body,
-          contentType: out.ContentType ?? 'application/octet-stream',
-          size: out.ContentLength ?? 0,
-        };
+        const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return describe(out, out.ContentLength ?? 0);
       } catch (err) {
-        if (
-          err instanceof NoSuchKey ||
-          (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)
-        )
-          throw new ObjectNotFoundError(key);
-        throw err;
+        throw notFound(err, key);
+      }
+    },
+
+    async get(key: string, options: { range?: ByteRange } = {}) {
+      assertValidKey(key);
+      const { range } = options;
+      try {
+        const out = await client.send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
+        );
+        if (!(out.Body instanceof Readable)) throw new Error('S3 returned no readable body');
+        // A ranged answer's Content-Length is the range's; the whole size ends its Content-Range.
+        const size = range ? Number(out.ContentRange?.split('/')[1]) : (out.ContentLength ?? 0);
+        return { ...describe(out, size), body: out.Body };
+      } catch (err) {
+        throw notFound(err, key);
       }
     },
 

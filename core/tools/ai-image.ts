@@ -3,8 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
-import { fetchMedia } from '../net/fetch-media';
+import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
 import { mediaFetchFailure, providerHttpFailure, providerOutputFailure } from './failures';
+import { assertDecodes, inspectImage, MAX_INPUT_PIXELS, undecodableImage } from './image-input';
 import type { AiImageInput } from './schemas';
 import { storeOutput } from './store';
 import { stoppedByCaller, type ProviderOutcome, type ToolContext } from './types';
@@ -25,6 +26,25 @@ const PREVIEW_SIZES = {
   '4:3': [640, 480],
   '3:4': [480, 640],
 } as const;
+
+/**
+ * The image an edit starts from, fetched and its header read: one that cannot be decoded or has
+ * too many pixels is refused at once (415, 413), never retried.
+ */
+async function imageToEdit(url: string, ctx: ToolContext): Promise<FetchedMedia> {
+  let media: FetchedMedia;
+  try {
+    media = await fetchMedia(ctx.http, url, {
+      accept: 'image',
+      maxBytes: ctx.config.FETCH_MAX_BYTES,
+      signal: ctx.signal,
+    });
+  } catch (err) {
+    throw mediaFetchFailure(err, 'The image', ctx.config.FETCH_MAX_BYTES);
+  }
+  await inspectImage(media.body, 'The image');
+  return media;
+}
 
 /** ai_image_2 on the configured image provider. */
 export async function runAiImage(input: AiImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
@@ -163,16 +183,9 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
   let response: OpenAI.ImagesResponse;
   try {
     if (input.image_url) {
-      let media;
-      try {
-        media = await fetchMedia(ctx.http, input.image_url, {
-          accept: 'image',
-          maxBytes: ctx.config.FETCH_MAX_BYTES,
-          signal: ctx.signal,
-        });
-      } catch (err) {
-        throw mediaFetchFailure(err, 'The image');
-      }
+      const media = await imageToEdit(input.image_url, ctx);
+      // OpenAI would refuse an image that breaks off with a 400 after we paid for the call.
+      await assertDecodes(media.body, 'The image');
       const image = await toFile(media.body, `input.${media.ext}`, { type: media.mimeType });
       response = await client.images.edit(
         { model, image, prompt: input.prompt, size, n: 1 },
@@ -232,22 +245,17 @@ async function runLocalPreview(input: AiImageInput, ctx: ToolContext): Promise<P
   const [r1, g1, b1, r2, g2, b2] = digest;
   let png: Buffer;
   if (input.image_url) {
-    let media;
+    const media = await imageToEdit(input.image_url, ctx);
     try {
-      media = await fetchMedia(ctx.http, input.image_url, {
-        accept: 'image',
-        maxBytes: ctx.config.FETCH_MAX_BYTES,
-        signal: ctx.signal,
-      });
-    } catch (err) {
-      throw mediaFetchFailure(err, 'The image');
+      png = await sharp(media.body, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+        .rotate()
+        .resize(width, height, { fit: 'cover' })
+        .tint({ r: r1 ?? 0, g: g1 ?? 0, b: b1 ?? 0 })
+        .png()
+        .toBuffer();
+    } catch {
+      throw undecodableImage('The image');
     }
-    png = await sharp(media.body, { limitInputPixels: 100_000_000 })
-      .rotate()
-      .resize(width, height, { fit: 'cover' })
-      .tint({ r: r1 ?? 0, g: g1 ?? 0, b: b1 ?? 0 })
-      .png()
-      .toBuffer();
   } else {
     // A diagonal gradient between two digest colours.
     const pixels = Buffer.alloc(width * height * 3);

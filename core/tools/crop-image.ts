@@ -2,66 +2,23 @@ import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
 import { fetchMedia, sniff } from '../net/fetch-media';
 import { mediaFetchFailure } from './failures';
+import { inspectImage, MAX_INPUT_PIXELS, undecodableImage, type ImageInput } from './image-input';
+import { resolveRectangle } from './rectangle';
 import type { CropImageInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
 
-/** Decoding a larger image could exhaust memory: 100 megapixels is far beyond any real photo. */
-const MAX_INPUT_PIXELS = 100_000_000;
+/** Formats kept as they came; anything else still becomes PNG. */
 const KEPT_FORMATS = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
-type KeptFormat = keyof typeof KEPT_FORMATS;
+/** Formats whose every frame is cropped and kept, with its timing, when they are animated. */
+const ANIMATED_FORMATS = { webp: 'image/webp', gif: 'image/gif' } as const;
+type OutputFormat = keyof typeof KEPT_FORMATS | keyof typeof ANIMATED_FORMATS;
+const OUTPUT_TYPES = { ...KEPT_FORMATS, ...ANIMATED_FORMATS };
 
-export interface Rectangle {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-}
-
-/**
- * The pixel rectangle a request names, in the upright (EXIF-rotated) image. Percent edges round
- * outward, left/top down and right/bottom up, so the crop always covers the asked-for area; they
- * are clamped to the image. A pixel rectangle reaching past the image is refused, not clamped.
- */
-export function resolveRectangle(input: CropImageInput, imageWidth: number, imageHeight: number): Rectangle {
-  let rect: Rectangle;
-  if (input.x_percent !== undefined) {
-    const clamp = (v: number, max: number) => Math.min(Math.max(v, 0), max);
-    const left = clamp(Math.floor((input.x_percent * imageWidth) / 100), imageWidth);
-    const top = clamp(Math.floor(((input.y_percent ?? 0) * imageHeight) / 100), imageHeight);
-    const right = clamp(
-      Math.ceil(((input.x_percent + (input.width_percent ?? 0)) * imageWidth) / 100),
-      imageWidth,
-    );
-    const bottom = clamp(
-      Math.ceil((((input.y_percent ?? 0) + (input.height_percent ?? 0)) * imageHeight) / 100),
-      imageHeight,
-    );
-    rect = { left, top, width: right - left, height: bottom - top };
-  } else {
-    const r = input.crop ?? {
-      x: input.x ?? 0,
-      y: input.y ?? 0,
-      width: input.width ?? 0,
-      height: input.height ?? 0,
-    };
-    rect = { left: r.x, top: r.y, width: r.width, height: r.height };
-  }
-  if (
-    rect.width < 1 ||
-    rect.height < 1 ||
-    rect.left + rect.width > imageWidth ||
-    rect.top + rect.height > imageHeight
-  ) {
-    throw permanentFailure(
-      'INVALID_RECTANGLE',
-      `The rectangle ${rect.width}x${rect.height} at (${rect.left}, ${rect.top}) is not inside the ${imageWidth}x${imageHeight} image.`,
-    );
-  }
-  return rect;
-}
-
-async function loadImage(input: CropImageInput, ctx: ToolContext): Promise<Buffer> {
+async function loadImage(
+  input: CropImageInput,
+  ctx: ToolContext,
+): Promise<{ body: Buffer; mimeType: string }> {
   if (input.attachmentId) {
     const { rows } = await ctx.db.pool.query<{ storageKey: string }>(
       `SELECT "storageKey" FROM "Attachment" WHERE id = $1 AND "userId" = $2`,
@@ -77,45 +34,84 @@ async function loadImage(input: CropImageInput, ctx: ToolContext): Promise<Buffe
     if (!type?.mime.startsWith('image/')) {
       throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', 'The attachment is not an image.');
     }
-    return body;
+    return { body, mimeType: type.mime };
   }
   try {
-    const media = await fetchMedia(ctx.http, input.image_url ?? '', {
+    return await fetchMedia(ctx.http, input.image_url ?? '', {
       accept: 'image',
       maxBytes: ctx.config.FETCH_MAX_BYTES,
       signal: ctx.signal,
     });
-    return media.body;
   } catch (err) {
-    throw mediaFetchFailure(err, 'The image');
+    throw mediaFetchFailure(err, 'The image', ctx.config.FETCH_MAX_BYTES);
   }
 }
 
-/** crop_image: local, with sharp. */
+/**
+ * The image as it will be cropped, or a permanent 415 for what a crop would silently lose: the
+ * frames of an animated PNG (sharp reads only its first) or of a multi-page image other than an
+ * animated WebP or GIF, and the EXIF rotation of an animation (sharp cannot turn its frames).
+ */
+async function croppableImage(source: { body: Buffer; mimeType: string }): Promise<ImageInput> {
+  if (source.mimeType === 'image/apng') {
+    throw permanentFailure(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'The image is an animated PNG, whose frames cannot be kept: send an animated WebP or GIF, or a still PNG.',
+    );
+  }
+  const image = await inspectImage(source.body, 'The image');
+  if (image.frames > 1 && !(image.meta.format in ANIMATED_FORMATS)) {
+    throw permanentFailure(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `The image has ${image.frames} pages; only animated WebP and GIF are cropped frame by frame.`,
+    );
+  }
+  if (image.frames > 1 && (image.meta.orientation ?? 1) !== 1) {
+    throw permanentFailure(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'The animated image carries an EXIF rotation, which cannot be applied to its frames.',
+    );
+  }
+  return image;
+}
+
+/**
+ * crop_image: local, with sharp. The output keeps what the input carries: its format (PNG, JPEG,
+ * WebP; others become PNG), every frame of an animated WebP or GIF (each cropped alike, with its
+ * timing and loop count), and 16-bit samples (written as a 16-bit PNG).
+ */
 export async function runCropImage(input: CropImageInput, ctx: ToolContext): Promise<ProviderOutcome> {
   const source = await loadImage(input, ctx);
-  const image = sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
-  let meta: sharp.Metadata;
-  try {
-    meta = await image.metadata();
-  } catch {
-    throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', 'The image cannot be decoded.');
-  }
-  if (!meta.width || !meta.height) throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', 'The image has no size.');
-  if (meta.width * meta.height > MAX_INPUT_PIXELS) {
-    throw permanentFailure('PAYLOAD_TOO_LARGE', `The image is larger than ${MAX_INPUT_PIXELS} pixels.`);
-  }
+  const image = await croppableImage(source);
+  const { meta, frames } = image;
+  const animated = frames > 1;
   // EXIF orientations 5–8 turn the image a quarter: the upright image swaps width and height.
   const quarterTurn = (meta.orientation ?? 1) >= 5;
-  const width = quarterTurn ? meta.height : meta.width;
-  const height = quarterTurn ? meta.width : meta.height;
+  const width = quarterTurn ? image.height : image.width;
+  const height = quarterTurn ? image.width : image.height;
   const rect = resolveRectangle(input, width, height);
 
-  const format: KeptFormat = meta.format in KEPT_FORMATS ? (meta.format as KeptFormat) : 'png';
+  const format: OutputFormat = animated
+    ? (meta.format as keyof typeof ANIMATED_FORMATS)
+    : meta.format in KEPT_FORMATS
+      ? (meta.format as keyof typeof KEPT_FORMATS)
+      : 'png';
+  let pipeline = sharp(source.body, { animated, limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
   // rotate() before extract(): the rectangle is in the upright image the user sees.
-  const body = await image.rotate().extract(rect).toFormat(format).toBuffer();
+  if (!animated) pipeline = pipeline.rotate();
+  pipeline = pipeline.extract(rect);
+  // sharp writes 8 bits unless told otherwise; a 16-bit input stays 16-bit in a PNG.
+  if (format === 'png' && meta.depth === 'ushort') {
+    pipeline = pipeline.toColourspace((meta.channels ?? 3) <= 2 ? 'grey16' : 'rgb16');
+  }
+  let body: Buffer;
+  try {
+    body = await pipeline.toFormat(format).toBuffer();
+  } catch {
+    throw undecodableImage('The image');
+  }
   const ext = format === 'jpeg' ? 'jpg' : format;
-  const asset = await storeOutput(ctx, `cropped.${ext}`, body, KEPT_FORMATS[format]);
+  const asset = await storeOutput(ctx, `cropped.${ext}`, body, OUTPUT_TYPES[format]);
   return {
     providerRunId: `sharp:${ctx.toolCallId}`,
     output: {
@@ -124,6 +120,7 @@ export async function runCropImage(input: CropImageInput, ctx: ToolContext): Pro
       width: rect.width,
       height: rect.height,
       format,
+      frames,
       rectangle: rect,
     },
     assets: [asset],

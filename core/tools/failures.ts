@@ -7,11 +7,11 @@ import { MediaFetchError } from '../net/fetch-media';
  * A failed fetch of a user's media URL as an activity failure. Whatever the cause, it is the
  * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx: a refused
  * address or too many redirects is INVALID_REQUEST, bytes of the wrong kind
- * UNSUPPORTED_MEDIA_TYPE, too many bytes PAYLOAD_TOO_LARGE, and a host that does not answer, or
+ * UNSUPPORTED_MEDIA_TYPE, more than `maxBytes` PAYLOAD_TOO_LARGE, and a host that does not answer, or
  * answers with an error, MEDIA_UNAVAILABLE (422). Only a 5xx or 429 from that host is worth
  * retrying, and it is retried under the same type, so the last attempt still names the cause.
  */
-export function mediaFetchFailure(err: unknown, what: string): unknown {
+export function mediaFetchFailure(err: unknown, what: string, maxBytes: number): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof GuardedHttpError) {
     switch (err.kind) {
@@ -19,7 +19,10 @@ export function mediaFetchFailure(err: unknown, what: string): unknown {
       case 'BAD_URL':
         return permanentFailure('INVALID_REQUEST', `${what}: the URL may not be fetched.`);
       case 'TOO_LARGE':
-        return permanentFailure('PAYLOAD_TOO_LARGE', `${what} is too large.`);
+        return permanentFailure(
+          'PAYLOAD_TOO_LARGE',
+          `${what} is larger than ${formatBytes(maxBytes)}, the most fetched from one URL (FETCH_MAX_BYTES).`,
+        );
       case 'TOO_MANY_REDIRECTS':
       case 'REDIRECT_REFUSED':
         return permanentFailure('INVALID_REQUEST', `${what}: too many redirects.`);
@@ -70,4 +73,11 @@ export function providerHttpFailure(provider: string, status: number, detail?: s
     return permanentFailure('PROVIDER_ERROR', message);
   }
   return new Error(message);
+}
+
+const MIB = 1024 * 1024;
+
+/** A byte limit as people read it: whole mebibytes as such, anything else in bytes. */
+export function formatBytes(bytes: number): string {
+  return bytes >= MIB && bytes % MIB === 0 ? `${bytes / MIB} MiB` : `${bytes} bytes`;
 }

@@ -1,40 +1,58 @@
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
-import { fetchMedia } from '../net/fetch-media';
-import { mediaFetchFailure } from './failures';
+import { openMedia } from '../net/fetch-media';
+import { runProgram } from '../process/run-program';
+import { formatBytes, mediaFetchFailure } from './failures';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
 
 const DEFAULT_SIZE = { width: 1280, height: 720 };
+/** The output's longest side at most: a first clip larger than this is scaled down to it. */
+const MAX_OUTPUT_SIDE = 4096;
 const FPS = 30;
 const SAMPLE_RATE = 48_000;
-const STDERR_TAIL = 2_000;
 
 export interface ProbedVideo {
+  /** The size a viewer sees: pixel aspect ratio and display rotation applied. */
   width: number;
   height: number;
   hasAudio: boolean;
   durationS: number;
 }
 
-/** Runs a program to the end; its stderr tail explains a failure. */
-function run(program: string, args: string[], signal: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { signal, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${path.basename(program)} exited with ${code}: ${stderr.trim()}`));
-    });
-  });
+interface ProbeStream {
+  codec_type?: string;
+  width?: number;
+  height?: number;
+  duration?: string;
+  sample_aspect_ratio?: string;
+  side_data_list?: { rotation?: number }[];
+  tags?: { rotate?: string };
+}
+
+/** `2:1` as 2; absent, unknown (`0:1`, `N/A`) or nonsense as square pixels. */
+function ratio(value: string | undefined): number {
+  const [n, d] = (value ?? '').split(':').map(Number);
+  return n && d && Number.isFinite(n / d) ? n / d : 1;
+}
+
+/**
+ * The displayed size of a video stream: its stored width stretched by the sample aspect ratio
+ * (the height kept), then turned a quarter when the display rotation says so. ffmpeg applies
+ * that rotation when it decodes (autorotate), so the frames the filter graph gets have this shape.
+ */
+export function displaySize(stream: ProbeStream): { width: number; height: number } | undefined {
+  if (!stream.width || !stream.height) return undefined;
+  const width = Math.round(stream.width * ratio(stream.sample_aspect_ratio));
+  const rotation =
+    stream.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ??
+    Number(stream.tags?.rotate ?? 0);
+  const degrees = ((Math.round(rotation) % 360) + 360) % 360;
+  const quarterTurn = degrees === 90 || degrees === 270;
+  return quarterTurn ? { width: stream.height, height: width } : { width, height: stream.height };
 }
 
 export async function probe(
@@ -44,7 +62,7 @@ export async function probe(
 ): Promise<ProbedVideo | undefined> {
   let json: string;
   try {
-    json = await run(
+    json = await runProgram(
       ffprobe,
       ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file],
       signal,
@@ -53,40 +71,50 @@ export async function probe(
     if (signal.aborted) throw err;
     return undefined;
   }
-  const info = JSON.parse(json) as {
-    streams?: { codec_type?: string; width?: number; height?: number; duration?: string }[];
-    format?: { duration?: string };
-  };
+  const info = JSON.parse(json) as { streams?: ProbeStream[]; format?: { duration?: string } };
   const video = info.streams?.find((s) => s.codec_type === 'video');
-  if (!video?.width || !video.height) return undefined;
+  const size = video && displaySize(video);
+  if (!video || !size) return undefined;
   const durationS = Number(video.duration ?? info.format?.duration);
   if (!Number.isFinite(durationS) || durationS <= 0) return undefined;
   return {
-    width: video.width,
-    height: video.height,
+    ...size,
     hasAudio: !!info.streams?.some((s) => s.codec_type === 'audio'),
     durationS,
   };
 }
 
+const even = (n: number) => Math.max(2, 2 * Math.round(n / 2));
+
 /**
- * The ffmpeg filter graph: every input scaled and padded to one size, 30 fps, 48 kHz stereo (a
- * silent track for inputs without audio, the audio cut or padded to the video's length so the two
- * stay in step), then joined by concat, or by xfade + acrossfade for fade and dissolve.
+ * The output frame: the first video's displayed size (even, its longest side at most
+ * MAX_OUTPUT_SIDE). Every video is fitted inside it whole and undistorted, centred on black bars.
+ */
+export function outputSize(videos: ProbedVideo[]): { width: number; height: number } {
+  const first = videos[0] ?? DEFAULT_SIZE;
+  const scale = Math.min(1, MAX_OUTPUT_SIDE / Math.max(first.width, first.height));
+  return { width: even(first.width * scale), height: even(first.height * scale) };
+}
+
+/**
+ * The ffmpeg filter graph: every input scaled to fit the output frame (its displayed shape kept,
+ * square pixels out) and padded to it, 30 fps, 48 kHz stereo (a silent track for inputs without
+ * audio, the audio cut or padded to the video's length so the two stay in step), then joined by
+ * concat, or by xfade + acrossfade for fade and dissolve.
  */
 export function buildFilterGraph(
   videos: ProbedVideo[],
   transition: MergeVideosInput['transition'],
   transitionS: number,
 ): string {
-  const first = videos[0];
-  const even = (n: number) => n - (n % 2);
-  const w = first ? even(first.width) : DEFAULT_SIZE.width;
-  const h = first ? even(first.height) : DEFAULT_SIZE.height;
+  const { width: w, height: h } = outputSize(videos);
   const parts: string[] = [];
   videos.forEach((v, i) => {
+    const fit = Math.min(w / v.width, h / v.height);
+    const fw = Math.min(w, even(v.width * fit));
+    const fh = Math.min(h, even(v.height * fit));
     parts.push(
-      `[${i}:v]scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1,` +
+      `[${i}:v]scale=${fw}:${fh},pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1,` +
         `fps=${FPS},format=yuv420p,trim=duration=${v.durationS},setpts=PTS-STARTPTS,settb=AVTB[v${i}]`,
     );
     const audio = v.hasAudio
@@ -118,25 +146,63 @@ export function buildFilterGraph(
   return parts.join(';');
 }
 
+/**
+ * Downloads every video into `dir`, all at once, each URL fetched once. Every answer's headers
+ * come in before any body is read: a declared length over FETCH_MAX_BYTES for one video, or over
+ * MERGE_MAX_TOTAL_BYTES for all of them together, is refused before a byte of video is
+ * downloaded. Bodies of undeclared length count against the same total as they arrive.
+ */
+async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Promise<string[]> {
+  const perVideo = ctx.config.FETCH_MAX_BYTES;
+  const total = ctx.config.MERGE_MAX_TOTAL_BYTES;
+  const overTotal = (size: string) =>
+    permanentFailure(
+      'PAYLOAD_TOO_LARGE',
+      `The videos are ${size} together; merge_videos takes at most ${formatBytes(total)} in all (MERGE_MAX_TOTAL_BYTES).`,
+    );
+  const opened = await Promise.allSettled(
+    urls.map((url) => openMedia(ctx.http, url, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
+  );
+  const videos = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const discardAll = () => videos.forEach((v) => v.discard());
+  const failed = opened.findIndex((o) => o.status === 'rejected');
+  if (failed >= 0) {
+    discardAll();
+    throw mediaFetchFailure(
+      (opened[failed] as PromiseRejectedResult).reason,
+      `Video ${failed + 1}`,
+      perVideo,
+    );
+  }
+  const declared = videos.reduce((sum, v) => sum + (v.declaredBytes ?? 0), 0);
+  if (declared > total) {
+    discardAll();
+    throw overTotal(formatBytes(declared));
+  }
+  let received = 0;
+  const take = (bytes: number) => (received += bytes) <= total;
+  const files = videos.map((_, i) => path.join(dir, `input-${i}`));
+  await Promise.all(
+    videos.map(async (video, i) => {
+      try {
+        await video.save(files[i] as string, take);
+      } catch (err) {
+        discardAll();
+        throw received > total
+          ? overTotal(`more than ${formatBytes(total)}`)
+          : mediaFetchFailure(err, `Video ${i + 1}`, perVideo);
+      }
+      ctx.heartbeat();
+    }),
+  );
+  return files;
+}
+
 /** merge_videos: local, with ffmpeg. Temporary files go, whatever happens. */
 export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext): Promise<ProviderOutcome> {
   const dir = await mkdtemp(path.join(tmpdir(), 'merge-videos-'));
   try {
-    const files: string[] = [];
-    let budget = ctx.config.FETCH_MAX_BYTES;
-    for (const [i, url] of input.video_urls.entries()) {
-      let media;
-      try {
-        media = await fetchMedia(ctx.http, url, { accept: 'video', maxBytes: budget, signal: ctx.signal });
-      } catch (err) {
-        throw mediaFetchFailure(err, `Video ${i + 1}`);
-      }
-      budget -= media.body.length;
-      const file = path.join(dir, `input-${i}.${media.ext}`);
-      await writeFile(file, media.body);
-      files.push(file);
-      ctx.heartbeat();
-    }
+    const files = await downloadVideos(input.video_urls, dir, ctx);
 
     const videos: ProbedVideo[] = [];
     for (const [i, file] of files.entries()) {
@@ -148,8 +214,8 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
     const total = videos.reduce((sum, v) => sum + v.durationS, 0);
     if (total > ctx.config.MERGE_MAX_INPUT_SECONDS) {
       throw permanentFailure(
-        'INVALID_REQUEST',
-        `The videos last ${Math.round(total)} s together; at most ${ctx.config.MERGE_MAX_INPUT_SECONDS} s may be merged.`,
+        'PAYLOAD_TOO_LARGE',
+        `The videos last ${Math.round(total)} s together; at most ${ctx.config.MERGE_MAX_INPUT_SECONDS} s (MERGE_MAX_INPUT_SECONDS) may be merged.`,
       );
     }
     const transitionS = input.transition === 'none' ? 0 : input.transition_duration;
@@ -184,7 +250,7 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       out,
     ];
     try {
-      await run(ctx.config.FFMPEG_PATH, args, ctx.signal);
+      await runProgram(ctx.config.FFMPEG_PATH, args, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.logger.warn({ err }, 'ffmpeg failed');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config';
 import { AppError, NotFoundError, ValidationError, type ErrorDetail } from '../errors/app-error';
 import type { ModelToolSpec } from '../model/types';
+import { RECTANGLE_FIELDS } from './rectangle';
 import { aiImageInputSchema, cropImageInputSchema, mergeVideosInputSchema, RECTANGLE_ISSUE } from './schemas';
 
 export const TOOL_NAMES = ['crop_image', 'ai_image_2', 'merge_videos'] as const;
@@ -27,7 +28,8 @@ export const TOOLS = {
     description:
       'Crops an image (by URL or an uploaded attachment) to a rectangle given in pixels (x, y, width, height), ' +
       'in percent of the image (x_percent, y_percent, width_percent, height_percent), or as crop: {x, y, width, height}. ' +
-      'Exactly one form. Keeps the PNG, JPEG or WebP format.',
+      'Exactly one form; a rectangle reaching past the image is refused, never clamped. Keeps the PNG, JPEG or ' +
+      'WebP format, every frame of an animated WebP or GIF, and the 16 bits of a 16-bit PNG.',
     input: cropImageInputSchema,
     provider: () => 'sharp',
     price: (config) => config.PRICE_CROP_IMAGE,
@@ -45,7 +47,8 @@ export const TOOLS = {
     name: 'merge_videos',
     description:
       'Joins 2–10 videos (by URL) into one MP4, in order, with no transition or a fade or dissolve ' +
-      'of transition_duration seconds between them.',
+      'of transition_duration seconds between them. The output has the first video’s shape as it is ' +
+      'displayed (rotation and pixel aspect ratio applied); each other video fits inside it on black bars.',
     input: mergeVideosInputSchema,
     provider: () => 'ffmpeg',
     price: (config) => config.PRICE_MERGE_VIDEOS,
@@ -63,7 +66,8 @@ export function toolDefinition(name: string): (typeof TOOLS)[ToolName] {
 
 /**
  * Validates a tool's input by its schema: 400 INVALID_RECTANGLE when the crop rectangle is the
- * problem, else 400 INVALID_REQUEST; each issue is listed in `details`.
+ * problem (its forms, or any rectangle field's value), else 400 INVALID_REQUEST; each issue is
+ * listed in `details`.
  */
 export function parseToolInput<N extends ToolName>(
   name: N,
@@ -76,7 +80,9 @@ export function parseToolInput<N extends ToolName>(
     message: issue.message,
   }));
   const rectangle = result.error.issues.some(
-    (issue) => issue.code === 'custom' && issue.params?.rectangle === RECTANGLE_ISSUE.rectangle,
+    (issue) =>
+      (issue.code === 'custom' && issue.params?.rectangle === RECTANGLE_ISSUE.rectangle) ||
+      (name === 'crop_image' && RECTANGLE_FIELDS.includes(String(issue.path[0]))),
   );
   if (rectangle) throw new AppError('INVALID_RECTANGLE', 'The crop rectangle is invalid.', details);
   throw new ValidationError(details);

@@ -1,6 +1,7 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { NO_NUL, NO_NUL_MESSAGE } from '../schemas/common';
+import { RECTANGLE_FORMS, rectangleShapeProblems } from './rectangle';
 
 extendZodWithOpenApi(z);
 
@@ -15,11 +16,7 @@ const MAX_PIXEL = 100_000;
 const pixel = z.number().int().min(0).max(MAX_PIXEL);
 const pixelSize = z.number().int().min(1).max(MAX_PIXEL);
 const percent = z.number().min(0).max(100);
-const RECTANGLE_FORMS: readonly (readonly string[])[] = [
-  ['x', 'y', 'width', 'height'],
-  ['x_percent', 'y_percent', 'width_percent', 'height_percent'],
-  ['crop'],
-];
+const percentSize = z.number().gt(0).max(100);
 
 export const cropImageInputSchema = z
   .object({
@@ -31,8 +28,12 @@ export const cropImageInputSchema = z
     height: pixelSize.optional().describe('Pixel form: height.'),
     x_percent: percent.optional().describe('Percent form: left edge, 0–100 of the image width.'),
     y_percent: percent.optional().describe('Percent form: top edge, 0–100 of the image height.'),
-    width_percent: percent.optional().describe('Percent form: width, 0–100 of the image width.'),
-    height_percent: percent.optional().describe('Percent form: height, 0–100 of the image height.'),
+    width_percent: percentSize
+      .optional()
+      .describe('Percent form: width, more than 0 and at most 100 - x_percent of the image width.'),
+    height_percent: percentSize
+      .optional()
+      .describe('Percent form: height, more than 0 and at most 100 - y_percent of the image height.'),
     crop: z
       .object({ x: pixel, y: pixel, width: pixelSize, height: pixelSize })
       .optional()
@@ -46,34 +47,8 @@ export const cropImageInputSchema = z
         message: 'give exactly one of image_url and attachmentId',
       });
     }
-    const pixelFields = [v.x, v.y, v.width, v.height];
-    const percentFields = [v.x_percent, v.y_percent, v.width_percent, v.height_percent];
-    const forms = [
-      pixelFields.some((f) => f !== undefined),
-      percentFields.some((f) => f !== undefined),
-      !!v.crop,
-    ];
-    const given = forms.filter(Boolean).length;
-    if (given !== 1) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        params: RECTANGLE_ISSUE,
-        message:
-          given === 0
-            ? 'give the rectangle as x, y, width, height; as x_percent, y_percent, width_percent, height_percent; or as crop'
-            : 'give the rectangle in exactly one form',
-      });
-    } else if (
-      (forms[0] && pixelFields.some((f) => f === undefined)) ||
-      (forms[1] && percentFields.some((f) => f === undefined))
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        params: RECTANGLE_ISSUE,
-        message: 'the rectangle is incomplete',
-      });
+    for (const message of rectangleShapeProblems(v)) {
+      ctx.addIssue({ code: 'custom', path: [], params: RECTANGLE_ISSUE, message });
     }
   })
   // The refinement in the document's terms: one source, and one complete rectangle form.

@@ -71,7 +71,7 @@ async function sniff(file: Express.Multer.File): Promise<ReceivedFile> {
   }
   return {
     path: file.path,
-    filename: sanitizeFilename(file.originalname),
+    filename: sanitizeFilename(file.originalname, detected.ext),
     mimeType: detected.mime,
     size: file.size,
   };
@@ -105,6 +105,9 @@ export function receiveFiles(options: ReceiveOptions = {}): RequestHandler {
       limits: LIMITS,
       // Browsers and fetch send UTF-8 filenames; busboy's default would read them as latin1.
       defParamCharset: 'utf8',
+      // busboy's own basename turns `.`, `..` and `a/..` into no name, and multer then drops the
+      // file; whole names reach sanitizeFilename instead, which keeps the last segment itself.
+      preservePath: true,
     }).fields(FILE_FIELDS.map((name) => ({ name, maxCount: MAX_FILES })));
     await new Promise<void>((resolve, reject) => {
       upload(req, res, (err: unknown) => {

@@ -180,17 +180,47 @@ describe('POST /api/v1/uploads and GET /files', () => {
     assert.equal(Number(rows[0].n), 3);
   });
 
-  it('names a file whose filename is only whitespace, quotes or control characters `file`', async () => {
-    for (const disposition of [`; filename*=UTF-8''%0D%0A%22`, '; filename="   "', '; filename="\'\'"']) {
+  it('names a file whose filename is only whitespace, dots, quotes or control characters `file.<type>`', async () => {
+    for (const disposition of [
+      `; filename*=UTF-8''%0D%0A%22`,
+      '; filename="   "',
+      '; filename=" "',
+      '; filename="\'\'"',
+      '; filename="."',
+      '; filename=".."',
+      '; filename="a/.."',
+      '; filename="a\\.."',
+    ]) {
       const { body, contentType } = multipart([
         { name: 'file', disposition, contentType: 'image/png', data: png },
       ]);
       const res = await upload(body, { 'content-type': contentType });
       assert.equal(res.status, 201, disposition);
       const json = (await res.json()) as { attachments: { filename: string; mimeType: string }[] };
-      assert.equal(json.attachments[0]?.filename, 'file', disposition);
+      assert.equal(json.attachments[0]?.filename, 'file.png', disposition);
       assert.equal(json.attachments[0]?.mimeType, 'image/png');
     }
+    // The same names as a browser's FormData sends them.
+    for (const name of ['.', '..', 'a/..', ' ']) {
+      const form = new FormData();
+      form.append('file', new Blob([png]), name);
+      const res = await upload(form);
+      assert.equal(res.status, 201, JSON.stringify(name));
+      const json = (await res.json()) as { attachments: { filename: string }[] };
+      assert.equal(json.attachments[0]?.filename, 'file.png', JSON.stringify(name));
+    }
+  });
+
+  it('shortens a long filename to 200 characters, keeping its extension', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([png]), `${'ü'.repeat(300)}.png`);
+    form.append('file', new Blob([png]), `${'a'.repeat(250)}.tar.png`);
+    const res = await upload(form);
+    assert.equal(res.status, 201);
+    const names = ((await res.json()) as { attachments: { filename: string }[] }).attachments.map(
+      (a) => a.filename,
+    );
+    assert.deepEqual(names, [`${'ü'.repeat(196)}.png`, `${'a'.repeat(196)}.png`]);
   });
 
   it('does not take a part without a filename as a file (400 when it is the only one)', async () => {

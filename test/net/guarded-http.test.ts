@@ -59,6 +59,10 @@ describe('guarded HTTP client', () => {
         // No content-length: the limit must hold while streaming, too.
         for (let i = 0; i < 10; i++) res.write(Buffer.alloc(1024, 1));
         res.end();
+      } else if (url.pathname === '/declared') {
+        res.writeHead(200, { 'content-length': 10 * 1024 });
+        for (let i = 0; i < 10; i++) res.write(Buffer.alloc(1024, 2));
+        res.end();
       } else if (url.pathname === '/slow') {
         setTimeout(() => res.end('late'), 5_000).unref();
       } else if (url.pathname === '/image.png') {
@@ -166,6 +170,43 @@ describe('guarded HTTP client', () => {
       await rejectsWith(http.request(`http://127.0.0.1:${port}/big`, { maxBytes: 4_000 }), 'TOO_LARGE');
       const ok = await http.request(`http://127.0.0.1:${port}/big`, { maxBytes: 20_000 });
       assert.equal(ok.body.length, 10 * 1024);
+    });
+
+    it('refuses a declared length over the limit from the headers, and lives on', async () => {
+      const uncaught: unknown[] = [];
+      const record = (err: unknown) => uncaught.push(err);
+      process.on('uncaughtException', record);
+      try {
+        await rejectsWith(
+          http.request(`http://127.0.0.1:${port}/declared`, { maxBytes: 4_000 }),
+          'TOO_LARGE',
+        );
+        // The dropped body reports its end on a later turn; nothing may surface uncaught then.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(uncaught, []);
+      } finally {
+        process.off('uncaughtException', record);
+      }
+    });
+
+    it('open() answers at the headers, with the declared length, before reading the body', async () => {
+      const res = await http.open(`http://127.0.0.1:${port}/declared`);
+      assert.equal(res.declaredBytes, 10 * 1024);
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.chunks()) chunks.push(chunk);
+      assert.equal(Buffer.concat(chunks).length, 10 * 1024);
+
+      // A shared allowance refuses the body once it is spent.
+      let allowance = 4_000;
+      const capped = await http.open(`http://127.0.0.1:${port}/big`);
+      assert.equal(capped.declaredBytes, undefined);
+      await rejectsWith(
+        (async () => {
+          for await (const chunk of capped.chunks((bytes) => (allowance -= bytes) >= 0)) void chunk;
+        })(),
+        'TOO_LARGE',
+      );
+      (await http.open(`http://127.0.0.1:${port}/declared`)).discard();
     });
 
     it('enforces the time limit', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { publicBaseUrl, type Config } from '../../core/config/config';
@@ -54,8 +54,14 @@ export function storageContract(driver: 'local' | 's3', setup: () => Promise<Sto
       assert.equal(got.contentType, 'image/png');
       assert.equal(got.size, bytes.length);
       assert.deepEqual(await buffer(got.body), bytes);
+      const info = await storage.stat(key);
+      assert.deepEqual([info.contentType, info.size, info.etag], ['image/png', bytes.length, got.etag]);
+      const part = await storage.get(key, { range: { start: 2, end: 5 } });
+      assert.equal(part.size, bytes.length, 'size is the whole object, whatever the range');
+      assert.deepEqual(await buffer(part.body), bytes.subarray(2, 6));
       await storage.delete(key);
       await assert.rejects(storage.get(key), ObjectNotFoundError);
+      await assert.rejects(storage.stat(key), ObjectNotFoundError);
       await storage.delete(key); // deleting twice is fine
     });
 
@@ -96,6 +102,85 @@ export function storageContract(driver: 'local' | 's3', setup: () => Promise<Sto
         await assert.rejects(storage.get(key), /invalid storage key/);
         assert.throws(() => storage.url(key), /invalid storage key/);
       }
+    });
+
+    it('serves byte ranges: 206 with Content-Range, 416 past the end, the whole file otherwise', async () => {
+      const key = newKey();
+      const bytes = randomBytes(1000);
+      await storage.put(key, bytes, { contentType: 'video/mp4' });
+      const url = viaGateway(gateway, storage.url(key));
+      const get = (headers: Record<string, string>) => fetch(url, { headers });
+
+      const whole = await get({});
+      assert.equal(whole.status, 200);
+      assert.equal(whole.headers.get('accept-ranges'), 'bytes');
+      assert.equal(whole.headers.get('content-length'), '1000');
+      await whole.arrayBuffer();
+
+      for (const [range, start, end] of [
+        ['bytes=100-199', 100, 199],
+        ['bytes=900-', 900, 999],
+        ['bytes=-50', 950, 999],
+        ['bytes=990-5000', 990, 999],
+      ] as const) {
+        const res = await get({ range });
+        assert.equal(res.status, 206, range);
+        assert.equal(res.headers.get('content-range'), `bytes ${start}-${end}/1000`, range);
+        assert.equal(res.headers.get('content-length'), String(end - start + 1), range);
+        assert.equal(res.headers.get('content-type'), 'video/mp4');
+        assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes.subarray(start, end + 1), range);
+      }
+
+      const past = await get({ range: 'bytes=1000-' });
+      assert.equal(past.status, 416);
+      assert.equal(past.headers.get('content-range'), 'bytes */1000');
+      assert.equal(((await past.json()) as { code: string }).code, 'RANGE_NOT_SATISFIABLE');
+
+      // A malformed range, or several ranges, get the whole file (RFC 9110 lets a server ignore Range).
+      for (const range of ['bytes=abc', 'items=0-1', 'bytes=0-1,5-6']) {
+        const res = await get({ range });
+        assert.equal(res.status, 200, range);
+        assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes, range);
+      }
+      await storage.delete(key);
+    });
+
+    it('answers conditional requests: ETag, If-None-Match (304) and If-Range', async () => {
+      const key = newKey();
+      const bytes = randomBytes(300);
+      await storage.put(key, bytes, { contentType: 'image/png' });
+      const url = viaGateway(gateway, storage.url(key));
+      const first = await fetch(url);
+      await first.arrayBuffer();
+      const etag = first.headers.get('etag') ?? '';
+      assert.match(etag, /^"[^"]+"$/);
+      assert.ok(first.headers.get('last-modified'));
+
+      for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const res = await fetch(url, { headers: { 'if-none-match': ifNoneMatch } });
+        assert.equal(res.status, 304, ifNoneMatch);
+        assert.equal(res.headers.get('etag'), etag);
+        assert.equal((await res.arrayBuffer()).byteLength, 0);
+      }
+      const changed = await fetch(url, { headers: { 'if-none-match': '"other"' } });
+      assert.equal(changed.status, 200);
+      assert.deepEqual(Buffer.from(await changed.arrayBuffer()), bytes);
+
+      // Resuming a download: the range only while the file is the one the client began with.
+      const same = await fetch(url, { headers: { range: 'bytes=100-', 'if-range': etag } });
+      assert.equal(same.status, 206);
+      assert.deepEqual(Buffer.from(await same.arrayBuffer()), bytes.subarray(100));
+      const stale = await fetch(url, { headers: { range: 'bytes=100-', 'if-range': '"other"' } });
+      assert.equal(stale.status, 200);
+      assert.deepEqual(Buffer.from(await stale.arrayBuffer()), bytes);
+
+      // Rewritten under the same key, the object has a new validator.
+      await storage.put(key, randomBytes(300), { contentType: 'image/png' });
+      const rewritten = await fetch(url, { headers: { 'if-none-match': etag } });
+      assert.equal(rewritten.status, 200);
+      assert.notEqual(rewritten.headers.get('etag'), etag);
+      await rewritten.arrayBuffer();
+      await storage.delete(key);
     });
 
     it('serves url() through the gateway, and refuses a missing or tampered signature with 404', async () => {

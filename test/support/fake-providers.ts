@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,20 +20,46 @@ async function close(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-/** Serves fixed bytes at chosen paths on loopback: the "remote" images and videos of a test. */
+/**
+ * Serves fixed bytes at chosen paths on loopback: the "remote" images and videos of a test. It
+ * counts the requests for each path; on request it sends a file without Content-Length, or
+ * answers its first requests with 503.
+ */
 export async function startMediaServer() {
-  const files = new Map<string, { body: Buffer; type: string }>();
+  const files = new Map<string, { body: Buffer; type: string; chunked: boolean; failFirst: number }>();
+  const requests = new Map<string, number>();
   const server = createServer((req, res) => {
-    const file = files.get(req.url ?? '');
+    const url = req.url ?? '';
+    const seen = (requests.get(url) ?? 0) + 1;
+    requests.set(url, seen);
+    const file = files.get(url);
     if (!file) return void res.writeHead(404).end();
+    if (seen <= file.failFirst) return void res.writeHead(503).end();
+    if (file.chunked) {
+      res.writeHead(200, { 'content-type': file.type });
+      res.write(file.body);
+      return void res.end();
+    }
     res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length }).end(file.body);
   });
   const base = await listen(server);
   return {
-    add(name: string, body: Buffer, type = 'application/octet-stream'): string {
-      files.set(`/${name}`, { body, type });
+    add(
+      name: string,
+      body: Buffer,
+      type = 'application/octet-stream',
+      options: { chunked?: boolean; failFirst?: number } = {},
+    ) {
+      files.set(`/${name}`, {
+        body,
+        type,
+        chunked: options.chunked ?? false,
+        failFirst: options.failFirst ?? 0,
+      });
       return `${base}/${name}`;
     },
+    /** How many requests the path of `url` has had. */
+    hits: (url: string) => requests.get(new URL(url).pathname) ?? 0,
     close: () => close(server),
   };
 }
@@ -136,6 +163,13 @@ export const QUADRANT_COLOURS = {
   bottomRight: [255, 255, 255],
 } as const;
 
+/** A PNG of random pixels: it does not compress, so its first bytes are only a part of it. */
+export function noisePng(width: number, height: number): Promise<Buffer> {
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
+}
+
 /** An image in four flat quadrants, so a crop can be checked pixel by pixel. */
 export async function quadrantImage(
   width: number,
@@ -160,18 +194,24 @@ export async function quadrantImage(
   return (format === 'webp' ? image.webp({ lossless: true }) : image.toFormat(format)).toBuffer();
 }
 
-/** A short test clip made by ffmpeg from its built-in sources. */
+/**
+ * A short test clip made by ffmpeg from its built-in sources. `sar` stores non-square pixels
+ * (`[2, 1]`: each pixel twice as wide as tall); `rotate` adds a display rotation (degrees), which a
+ * player applies and the coded size does not show.
+ */
 export async function testVideo(options: {
   width: number;
   height: number;
   fps: number;
   seconds: number;
   audio: boolean;
+  sar?: [number, number];
+  rotate?: 90 | 180 | 270;
 }): Promise<Buffer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'test-video-'));
   try {
     const out = path.join(dir, 'clip.mp4');
-    const { width, height, fps, seconds } = options;
+    const { width, height, fps, seconds, sar } = options;
     await exec('ffmpeg', [
       '-hide_banner',
       '-loglevel',
@@ -183,6 +223,7 @@ export async function testVideo(options: {
       ...(options.audio
         ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${seconds}`]
         : []),
+      ...(sar ? ['-vf', `setsar=${sar[0]}/${sar[1]}`] : []),
       '-c:v',
       'libx264',
       '-pix_fmt',
@@ -191,16 +232,96 @@ export async function testVideo(options: {
       '-shortest',
       out,
     ]);
-    return await readFile(out);
+    if (options.rotate === undefined) return await readFile(out);
+    // The mp4 muxer turns the stream's rotate tag into the display matrix players read.
+    const rotated = path.join(dir, 'rotated.mp4');
+    await exec('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      out,
+      '-c',
+      'copy',
+      '-metadata:s:v:0',
+      `rotate=${options.rotate}`,
+      rotated,
+    ]);
+    return await readFile(rotated);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** Stream kinds and duration of a media file, as ffprobe reports them. */
-export async function probeFile(
-  file: string,
-): Promise<{ streams: string[]; durationS: number; width?: number; height?: number }> {
+/** An animated WebP or GIF: one flat colour per frame, each frame `delayMs` long, looping. */
+export function animatedImage(
+  format: 'webp' | 'gif',
+  width: number,
+  height: number,
+  colours: readonly (readonly [number, number, number])[],
+  delayMs = 100,
+): Promise<Buffer> {
+  const frame = (rgb: readonly number[]) => {
+    const pixels = Buffer.alloc(width * height * 3);
+    for (let i = 0; i < width * height; i++) pixels.set(rgb, i * 3);
+    return pixels;
+  };
+  const image = sharp(Buffer.concat(colours.map(frame)), {
+    raw: { width, height: height * colours.length, channels: 3, pageHeight: height },
+  });
+  const delay = colours.map(() => delayMs);
+  return (
+    format === 'webp' ? image.webp({ lossless: true, loop: 0, delay }) : image.gif({ loop: 0, delay })
+  ).toBuffer();
+}
+
+/** An animated PNG (APNG) of ffmpeg's test pattern: two frames. */
+export async function animatedPng(width: number, height: number): Promise<Buffer> {
+  const { stdout } = await exec(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=${width}x${height}:rate=2:duration=1`,
+      '-plays',
+      '0',
+      '-f',
+      'apng',
+      'pipe:1',
+    ],
+    { encoding: 'buffer' },
+  );
+  return stdout;
+}
+
+/** A 16-bit RGB PNG of a fine gradient, whose samples 8 bits cannot hold. */
+export function png16(width: number, height: number): Promise<Buffer> {
+  const samples = new Uint16Array(width * height * 3);
+  for (let i = 0; i < samples.length; i++) samples[i] = (i * 37) % 65536;
+  // sharp takes the sample depth from the typed array: a Uint16Array is read as 16-bit.
+  return sharp(samples, { raw: { width, height, channels: 3 } })
+    .toColourspace('rgb16')
+    .png()
+    .toBuffer();
+}
+
+/**
+ * Stream kinds and duration of a media file, as ffprobe reports them; for its video stream the
+ * coded size, the sample and display aspect ratios, and the display rotation (0 when none).
+ */
+export async function probeFile(file: string): Promise<{
+  streams: string[];
+  durationS: number;
+  width?: number;
+  height?: number;
+  sar?: string;
+  dar?: string;
+  rotation?: number;
+}> {
   const { stdout } = await exec('ffprobe', [
     '-v',
     'error',
@@ -211,13 +332,66 @@ export async function probeFile(
     file,
   ]);
   const info = JSON.parse(stdout) as {
-    streams: { codec_type: string; width?: number; height?: number }[];
+    streams: {
+      codec_type: string;
+      width?: number;
+      height?: number;
+      sample_aspect_ratio?: string;
+      display_aspect_ratio?: string;
+      side_data_list?: { rotation?: number }[];
+    }[];
     format: { duration: string };
   };
   const video = info.streams.find((s) => s.codec_type === 'video');
   return {
     streams: info.streams.map((s) => s.codec_type).sort(),
     durationS: Number(info.format.duration),
-    ...(video?.width ? { width: video.width, height: video.height } : {}),
+    ...(video?.width
+      ? {
+          width: video.width,
+          height: video.height,
+          sar: video.sample_aspect_ratio,
+          dar: video.display_aspect_ratio,
+          rotation: video.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0,
+        }
+      : {}),
   };
+}
+
+/**
+ * One video frame at `atS` seconds as RGB pixels at `width`x`height`, the way a player shows it:
+ * display rotation and pixel aspect ratio applied, then scaled to the size asked for.
+ */
+export async function videoFrame(file: string, atS: number, width: number, height: number): Promise<Buffer> {
+  const { stdout } = await exec(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-ss',
+      String(atS),
+      '-i',
+      file,
+      '-frames:v',
+      '1',
+      '-vf',
+      `scale=${width}:${height},setsar=1`,
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
+/** The mean absolute difference of two equally sized pixel buffers, 0 (same) to 255. */
+export function meanDifference(a: Buffer, b: Buffer): number {
+  if (a.length !== b.length) throw new Error(`sizes differ: ${a.length} and ${b.length}`);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs((a[i] ?? 0) - (b[i] ?? 0));
+  return sum / a.length;
 }

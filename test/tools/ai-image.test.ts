@@ -11,7 +11,7 @@ import type { ObjectStorage } from '../../core/storage/storage';
 import { runAiImage } from '../../core/tools/ai-image';
 import { parseToolInput } from '../../core/tools/registry';
 import type { ToolContext } from '../../core/tools/types';
-import { solidPng, startFakePredictionServer } from '../support/fake-providers';
+import { noisePng, solidPng, startFakePredictionServer } from '../support/fake-providers';
 
 /** Objects in a map: these tests check what a provider stores, not a storage driver. */
 function memoryStorage(): ObjectStorage & { objects: Map<string, { body: Buffer; contentType: string }> } {
@@ -24,10 +24,15 @@ function memoryStorage(): ObjectStorage & { objects: Map<string, { body: Buffer;
       objects.set(key, { body: bytes, contentType });
       return { size: bytes.length };
     },
+    async stat(key) {
+      const o = objects.get(key);
+      if (!o) throw new Error('missing');
+      return { contentType: o.contentType, size: o.body.length, etag: '"x"', lastModified: new Date(0) };
+    },
     async get(key) {
       const o = objects.get(key);
       if (!o) throw new Error('missing');
-      return { body: Readable.from([o.body]), contentType: o.contentType, size: o.body.length };
+      return { ...(await this.stat(key)), body: Readable.from([o.body]) };
     },
     async delete(key) {
       objects.delete(key);
@@ -175,6 +180,25 @@ describe('ai_image_2 providers', () => {
         assert.equal(last?.path, '/v1/images/edits');
         assert.match(last?.contentType ?? '', /^multipart\/form-data/);
         assert.match(last?.body ?? '', /make it blue/);
+      } finally {
+        imageServer.close();
+      }
+    });
+
+    it('refuses an image it cannot decode with a permanent 415, before calling OpenAI', async () => {
+      const imageServer = createServer(async (_req, res) =>
+        res.end((await noisePng(64, 64)).subarray(0, 1500)),
+      );
+      await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+      try {
+        const imageUrl = `http://127.0.0.1:${(imageServer.address() as AddressInfo).port}/in.png`;
+        const { ctx } = context(env());
+        const calls = requests.length;
+        await assert.rejects(
+          runAiImage(parseToolInput('ai_image_2', { prompt: 'make it blue', image_url: imageUrl }), ctx),
+          { type: 'UNSUPPORTED_MEDIA_TYPE', nonRetryable: true },
+        );
+        assert.equal(requests.length, calls, 'OpenAI is not called');
       } finally {
         imageServer.close();
       }

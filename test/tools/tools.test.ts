@@ -12,6 +12,9 @@ import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import {
+  animatedImage,
+  animatedPng,
+  png16,
   QUADRANT_COLOURS,
   quadrantImage,
   startFakePredictionServer,
@@ -220,6 +223,132 @@ describe('tool routes', function () {
         const res = await post(gateway, 'crop_image', body);
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.equal(res.body.code, 'INVALID_RECTANGLE', JSON.stringify(res.body));
+      }
+    });
+
+    it('refuses a bad rectangle in any form with 400 INVALID_RECTANGLE before any work', async () => {
+      const url = media.add('400x300.png', await quadrantImage(400, 300));
+      const refused = [
+        // Percent past the right or the bottom edge: outside whatever the image's size.
+        { x_percent: 80, y_percent: 0, width_percent: 50, height_percent: 10 },
+        { x_percent: 0, y_percent: 90, width_percent: 10, height_percent: 20 },
+        // Empty or negative, in each form.
+        { x: 0, y: 0, width: 0, height: 10 },
+        { x: -1, y: 0, width: 10, height: 10 },
+        { x_percent: 0, y_percent: 0, width_percent: 0, height_percent: 10 },
+        { x_percent: -5, y_percent: 0, width_percent: 10, height_percent: 10 },
+        { crop: { x: 0, y: 0, width: 10, height: 0 } },
+        // Not whole pixels, or not numbers.
+        { x: 0.5, y: 0, width: 10, height: 10 },
+        { x: '1', y: 0, width: 10, height: 10 },
+      ];
+      const before = await latestCall();
+      for (const rectangle of refused) {
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 400, JSON.stringify(rectangle));
+        assert.equal(res.body.code, 'INVALID_RECTANGLE', JSON.stringify({ rectangle, body: res.body }));
+      }
+      // Refused before any work: no call, so nothing fetched and nothing charged.
+      assert.deepEqual(await latestCall(), before);
+      assert.equal(media.hits(url), 0);
+      // Inside the image each form is taken; 33.3 + 66.7 percent is the whole width.
+      for (const rectangle of [
+        { x: 200, y: 0, width: 200, height: 10 },
+        { x_percent: 33.3, y_percent: 0, width_percent: 66.7, height_percent: 100 },
+        { crop: { x: 0, y: 290, width: 400, height: 10 } },
+      ]) {
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 200, JSON.stringify({ rectangle, body: res.body }));
+      }
+    });
+
+    it('refuses pixels past the image, known once it is read, with 400 INVALID_RECTANGLE, charging nothing', async () => {
+      const url = media.add('small.png', await quadrantImage(40, 30));
+      for (const rectangle of [
+        { x: 30, y: 0, width: 20, height: 10 },
+        { crop: { x: 0, y: 25, width: 10, height: 10 } },
+      ]) {
+        const hits = media.hits(url);
+        const res = await post(gateway, 'crop_image', { image_url: url, ...rectangle });
+        assert.equal(res.status, 400, JSON.stringify(rectangle));
+        assert.equal(res.body.code, 'INVALID_RECTANGLE');
+        assert.match(String(res.body.error), /40x30/);
+        const call = await latestCall();
+        assert.equal(call?.status, 'FAILED');
+        const { rows } = await gateway.deps.db.pool.query(
+          `SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`,
+          [call?.id],
+        );
+        assert.equal(rows.length, 0, 'no charge');
+        assert.equal(media.hits(url), hits + 1, 'fetched once');
+      }
+    });
+
+    for (const format of ['webp', 'gif'] as const) {
+      it(`crops every frame of an animated ${format.toUpperCase()}, keeping its format and timing`, async () => {
+        const colours = [
+          [255, 0, 0],
+          [0, 0, 255],
+          [0, 255, 0],
+        ] as const;
+        const url = media.add(`animated.${format}`, await animatedImage(format, 40, 30, colours, 120));
+        const res = await post(gateway, 'crop_image', { image_url: url, x: 10, y: 5, width: 20, height: 10 });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const result = res.body as unknown as ToolResult;
+        assert.equal(result.assets[0]?.mimeType, `image/${format}`);
+        assert.equal(result.output.frames, 3);
+        const call = await latestCall();
+        const { body } = await readObject(`tools/${user.userId}/${call?.id}/cropped.${format}`);
+        const meta = await sharp(body, { animated: true }).metadata();
+        assert.equal(meta.format, format);
+        assert.equal(meta.pages, 3);
+        assert.deepEqual([meta.width, meta.pageHeight ?? meta.height], [20, 10]);
+        assert.deepEqual(meta.delay, [120, 120, 120]);
+        for (const [page, colour] of colours.entries()) {
+          const frame = await sharp(body, { page }).removeAlpha().raw().toBuffer();
+          // WebP output is lossy: each frame only has to be close to its colour.
+          const pixel = [...frame.subarray(0, 3)];
+          assert.ok(
+            pixel.every((v, i) => Math.abs(v - (colour[i] ?? 0)) <= 12),
+            `frame ${page}: ${pixel} vs ${colour}`,
+          );
+        }
+      });
+    }
+
+    it('keeps the 16 bits of a 16-bit PNG', async () => {
+      const source = await png16(60, 40);
+      assert.equal((await sharp(source).metadata()).depth, 'ushort', 'the input is 16-bit');
+      const url = media.add('deep.png', source);
+      const res = await post(gateway, 'crop_image', { image_url: url, x: 10, y: 5, width: 30, height: 20 });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const call = await latestCall();
+      const { body } = await readObject(`tools/${user.userId}/${call?.id}/cropped.png`);
+      const meta = await sharp(body).metadata();
+      assert.deepEqual([meta.depth, meta.width, meta.height], ['ushort', 30, 20]);
+      const samples = (image: sharp.Sharp) =>
+        image.toColourspace('rgb16').raw({ depth: 'ushort' }).toBuffer();
+      const expected = await samples(sharp(source).extract({ left: 10, top: 5, width: 30, height: 20 }));
+      assert.ok((await samples(sharp(body))).equals(expected), 'the same 16-bit samples');
+    });
+
+    it('refuses with 415 an image whose frames it cannot keep: multi-page TIFF, animated PNG', async () => {
+      const frames = await animatedImage('webp', 20, 10, [
+        [255, 0, 0],
+        [0, 0, 255],
+      ]);
+      const tiff = await sharp(frames, { animated: true }).tiff().toBuffer();
+      assert.equal((await sharp(tiff).metadata()).pages, 2, 'the TIFF has two pages');
+      for (const [url, message] of [
+        [media.add('pages.tiff', tiff), /2 pages; only animated WebP and GIF/],
+        [media.add('animated.png', await animatedPng(20, 10)), /animated PNG/],
+      ] as const) {
+        const res = await post(gateway, 'crop_image', { image_url: url, x: 0, y: 0, width: 5, height: 5 });
+        assert.equal(res.status, 415, JSON.stringify(res.body));
+        assert.equal(res.body.code, 'UNSUPPORTED_MEDIA_TYPE');
+        assert.match(String(res.body.error), message);
+        assert.equal(media.hits(url), 1, 'fetched once');
+        assert.equal((await latestCall())?.status, 'FAILED');
       }
     });
 

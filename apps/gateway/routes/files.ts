@@ -1,7 +1,9 @@
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
+import { AppError } from '../../../core/errors/app-error';
 import { inlineContentDisposition } from '../../../core/uploads/filename';
 import type { Operations } from '../../../operations';
+import { notModified, requestedRange } from '../http/conditional';
 import type { RouteTable } from '../http/route-table';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -11,7 +13,8 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
     method: 'get',
     path: '/files/*key',
     operationId: 'getFile',
-    summary: 'Streams a stored file; the URL (with its signature) comes from an attachment or a tool asset',
+    summary:
+      'Streams a stored file (byte ranges and conditional requests included); the URL (with its signature) comes from an attachment or a tool asset',
     tag: 'Files',
     auth: 'none',
     extension: true,
@@ -27,21 +30,60 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       200: {
         description: 'The file, with its stored content type',
-        headers: z.object({ 'content-disposition': z.string(), 'cache-control': z.string() }),
+        headers: z.object({
+          'content-disposition': z.string(),
+          'cache-control': z.string(),
+          etag: z.string(),
+          'last-modified': z.string(),
+          'accept-ranges': z.string(),
+        }),
       },
+      206: {
+        description: 'The one byte range a `Range` header asked for (several ranges get the whole file)',
+        headers: z.object({ 'content-range': z.string().openapi({ example: 'bytes 100-199/1000' }) }),
+      },
+      304: { description: '`If-None-Match` (or `If-Modified-Since`) names the stored version' },
     },
-    errors: ['NOT_FOUND'],
-    handler: async ({ params, query }, _req, res) => {
-      const { object, filename } = await ops.files.openFile(params.key.join('/'), query.sig);
+    errors: ['NOT_FOUND', 'RANGE_NOT_SATISFIABLE'],
+    handler: async ({ params, query }, req, res) => {
+      const file = await ops.files.openFile(params.key.join('/'), query.sig);
+      const { info } = file;
+      // Validators first: a 304 and a 416 carry them too.
+      res.setHeader('etag', info.etag);
+      res.setHeader('last-modified', info.lastModified.toUTCString());
+      res.setHeader('accept-ranges', 'bytes');
+      if (notModified(req, info)) {
+        res.setHeader('cache-control', IMMUTABLE);
+        return { status: 304 };
+      }
+      const range = requestedRange(req, info);
+      if (range === 'unsatisfiable') {
+        throw new AppError(
+          'RANGE_NOT_SATISFIABLE',
+          `The range asked for is not within the file's ${info.size} bytes.`,
+          undefined,
+          { 'content-range': `bytes */${info.size}` },
+        );
+      }
+      const object = await file.read(range);
+      const status = range ? 206 : 200;
       try {
         res.setHeader('content-type', object.contentType);
-        res.setHeader('content-length', String(object.size));
+        if (range) {
+          res.setHeader('content-range', `bytes ${range.start}-${range.end}/${info.size}`);
+          res.setHeader('content-length', String(range.end - range.start + 1));
+        } else {
+          res.setHeader('content-length', String(object.size));
+        }
         res.setHeader('x-content-type-options', 'nosniff');
         // Stored files are media, never documents: nothing in one may run as part of our origin.
         res.setHeader('content-security-policy', "default-src 'none'; sandbox");
-        res.setHeader('content-disposition', filename ? inlineContentDisposition(filename) : 'inline');
+        res.setHeader(
+          'content-disposition',
+          file.filename ? inlineContentDisposition(file.filename) : 'inline',
+        );
         res.setHeader('cache-control', IMMUTABLE);
-        res.status(200);
+        res.status(status);
       } catch (err) {
         object.body.destroy();
         throw err;
@@ -51,7 +93,7 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
         // A client that goes away mid-download is not a server error.
         if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
       });
-      return { status: 200 };
+      return { status };
     },
   });
 }
