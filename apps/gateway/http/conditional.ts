@@ -25,13 +25,16 @@ export function requestedRange(req: Request, info: ObjectInfo): ByteRange | 'uns
  */
 export function notModified(req: Request, info: ObjectInfo): boolean {
   const ifNoneMatch = req.get('if-none-match');
-  if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() === '*') return true;
-    const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-    return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(info.etag));
-  }
+  if (ifNoneMatch !== undefined) return noneMatch(ifNoneMatch, info.etag);
   const since = Date.parse(req.get('if-modified-since') ?? '');
   return Number.isFinite(since) && seconds(info.lastModified) <= since;
+}
+
+/** Whether an If-None-Match header names this ETag: `*`, or any of its tags, compared weakly. */
+export function noneMatch(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag));
 }
 
 /** HTTP dates have whole seconds: a Last-Modified as the header carries it. */

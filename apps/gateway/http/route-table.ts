@@ -4,6 +4,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import type { KeyLimit } from '../../../operations/limits';
+import { noneMatch } from './conditional';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
@@ -41,14 +42,6 @@ export interface RouteSpec<S extends RequestSchema> {
   /** Every error code the route can answer besides the common ones of its auth kind. */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
-}
-
-/** Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for GET). */
-function noneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
-  return header.split(',').some((tag) => bare(tag) === bare(etag));
 }
 
 /**
@@ -122,11 +115,11 @@ export class RouteTable {
       const json = JSON.stringify(result.body);
       if (req.method === 'GET' && result.status === 200) {
         // A poller that sends back the ETag of what it has is told, in a few bytes, that nothing
-        // changed. Evaluated here rather than by Express, which ignores If-None-Match whenever the
-        // request says `Cache-Control: no-cache`, as fetch() does for every conditional request.
+        // changed (see conditional.ts on why not Express's own check).
         const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
         res.setHeader('etag', etag);
-        if (noneMatch(req.headers['if-none-match'], etag)) return void res.status(304).end();
+        const ifNoneMatch = req.get('if-none-match');
+        if (ifNoneMatch !== undefined && noneMatch(ifNoneMatch, etag)) return void res.status(304).end();
       }
       res.status(result.status).type('application/json').send(json);
     };
