@@ -14,8 +14,9 @@ import path from 'node:path';
 import { Pool } from 'pg';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { devServerArgs } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { preparedTool } from '../support/prepared';
 import { freePort } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -38,7 +39,7 @@ export async function startInfra(): Promise<Infra> {
   await chmod(dir, 0o755);
   const pgPort = await freePort();
   const temporalPort = await freePort();
-  const cli = await resolveTemporalCli();
+  const cli = await preparedTool('temporal-cli.sh');
   let postgres: EmbeddedPostgresHandle | undefined;
   let temporal: ChildProcess | undefined;
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-schemathesis=$(bash scripts/schemathesis.sh)
+schemathesis=$(bash scripts/schemathesis.sh --find)
 work=$(mktemp -d)
 info="$work/info.json"
 log="$work/serve.log"

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
+import { preparedCommand } from './prepared';
 
 const exec = promisify(execFile);
 
@@ -163,7 +164,7 @@ export async function testVideo(options: {
   try {
     const out = path.join(dir, 'clip.mp4');
     const { width, height, fps, seconds } = options;
-    await exec('ffmpeg', [
+    await exec(await preparedCommand('ffmpeg'), [
       '-hide_banner',
       '-loglevel',
       'error',

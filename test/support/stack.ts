@@ -11,8 +11,9 @@ import { loadConfig, type Config } from '../../core/config/config';
 import { createDatabase, type Database } from '../../core/db/client';
 import { migrate } from '../../core/db/migrator';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../core/embedded/postgres';
-import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { preparedTool } from './prepared';
 
 /**
  * The real infrastructure every test shares: one PostgreSQL (embedded, or TEST_DATABASE_URL) with
@@ -83,7 +84,7 @@ async function start(): Promise<TestStack> {
   });
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: { type: 'existing-path', path: await resolveTemporalCli() },
+      executable: { type: 'existing-path', path: await preparedTool('temporal-cli.sh') },
       searchAttributes: [...SEARCH_ATTRIBUTES],
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
     },
