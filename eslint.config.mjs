@@ -1,5 +1,6 @@
 import tseslint from 'typescript-eslint';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+import skipNeedsIssue from './scripts/eslint-rules/skip-needs-issue.mjs';
 
 const NODE_BUILTINS = [
   'assert',
@@ -64,6 +65,11 @@ export default tseslint.config(
     },
   },
   {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    plugins: { project: { rules: { 'skip-needs-issue': skipNeedsIssue } } },
+    rules: { 'project/skip-needs-issue': 'error' },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node, no database.
     files: ['workflows/**/*.ts'],
     rules: {
@@ -106,5 +112,10 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // In CommonJS, require is the import statement.
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

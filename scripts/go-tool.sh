@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Prints the path of a tool the project builds from a Go module when no copy is found.
-# Usage: go-tool.sh NAME MODULE@VERSION ENV_VAR "how to install it otherwise"
+# Usage: go-tool.sh [--find] NAME MODULE@VERSION ENV_VAR "how to install it otherwise"
 # Order: $ENV_VAR; NAME on PATH; a copy built earlier into .tools/bin; `go install MODULE@VERSION`
-# into .tools/bin, showing progress, since such a build takes minutes.
+# into .tools/bin, showing progress, since such a build takes minutes. With --find (what tests
+# use: they never build anything) it stops before building and names the command that builds.
 set -euo pipefail
+find_only=false
+if [ "${1:-}" = --find ]; then find_only=true; shift; fi
 name=$1
 module=$2
 env_var=$3
@@ -19,6 +22,10 @@ if [ -n "$override" ]; then
 fi
 if command -v "$name" >/dev/null 2>&1; then command -v "$name"; exit 0; fi
 if [ -x "$tools_bin/$name" ]; then echo "$tools_bin/$name"; exit 0; fi
+if $find_only; then
+  echo "No $name found (looked at \$$env_var, PATH and .tools/bin): run \`npm run test:setup\` to build it (npm test runs it first)." >&2
+  exit 1
+fi
 
 if command -v go >/dev/null 2>&1; then
   echo "Building $name ($module) from source into .tools/bin (one time, takes a few minutes)..." >&2

@@ -4,7 +4,10 @@
 # only as a download from its own site; the same server is on Maven Central as a Java program
 # (io.temporal:temporal-test-server), which Maven fetches into .tools/temporal-test-server with
 # its dependencies. Order: TEMPORAL_TEST_SERVER_PATH; a copy fetched earlier; a fetch with Maven.
+# With --find (what tests pass) it only looks, and names the command that prepares it.
 set -euo pipefail
+find_only=false
+if [ "${1:-}" = --find ]; then find_only=true; fi
 VERSION=1.38.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="$root/.tools/temporal-test-server"
@@ -16,6 +19,10 @@ if [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
   exit 1
 fi
 if [ -x "$launcher" ] && [ -f "$dir/lib/temporal-test-server-$VERSION.jar" ]; then echo "$launcher"; exit 0; fi
+if $find_only; then
+  echo "Temporal's test server is not fetched yet: run \`npm run test:setup\` (npm test runs it first)." >&2
+  exit 1
+fi
 
 for tool in java mvn; do
   if ! command -v "$tool" >/dev/null 2>&1; then

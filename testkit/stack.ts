@@ -15,7 +15,8 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
 } from '../core/embedded/postgres';
-import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../core/embedded/temporal-cli';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS } from '../core/embedded/temporal-cli';
+import { preparedTool } from './prepared';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
@@ -88,7 +89,7 @@ async function start(): Promise<TestStack> {
   installTestRuntime();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: { type: 'existing-path', path: await resolveTemporalCli() },
+      executable: { type: 'existing-path', path: await preparedTool('temporal-cli.sh') },
       searchAttributes: [...SEARCH_ATTRIBUTES],
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
     },

@@ -9,4 +9,7 @@ module.exports = {
   timeout: 600_000,
   slow: 30_000,
   exit: true,
+  forbidOnly: Boolean(process.env.CI),
+  reporter: 'test/support/summary-reporter.cjs',
+  'reporter-option': ['suite=faults'],
 };

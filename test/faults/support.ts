@@ -18,8 +18,9 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
 } from '../../core/embedded/postgres';
-import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { devServerArgs } from '../../core/embedded/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { preparedTool } from '../../testkit/prepared';
 import { freePort } from '../../testkit/stack';
 import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
@@ -43,7 +44,7 @@ export async function startInfra(): Promise<Infra> {
   await chmod(dir, 0o755);
   const pgPort = await freePort();
   const temporalPort = await freePort();
-  const cli = await resolveTemporalCli();
+  const cli = await preparedTool('temporal-cli.sh');
   let postgres: EmbeddedPostgresHandle | undefined;
   let temporal: ChildProcess | undefined;
 

@@ -2,10 +2,13 @@
 # Fuzzes the HTTP API from its own OpenAPI document with Schemathesis, against the real stack
 # (test/fuzz/serve.ts), authenticated with a real API key and session cookie.
 # Env: FUZZ_MAX_EXAMPLES (default 30), FUZZ_PORT (default: a free port).
+# Counts: each API operation of each run (a JUnit test case of Schemathesis: every example, phase
+# and check of that operation) passes or fails as a whole; the stateful phase is one more case.
+# They are printed, and appended to TEST_SUMMARY_FILE when set (.ci/run sums them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-schemathesis=$(bash scripts/schemathesis.sh)
+schemathesis=$(bash scripts/schemathesis.sh --find)
 work=$(mktemp -d)
 info="$work/info.json"
 log="$work/serve.log"
@@ -35,6 +38,26 @@ base="http://127.0.0.1:$port"
 
 export FUZZ_API_KEY="$key"
 export FUZZ_SESSION_TOKEN="${cookie#*=}"
+# count NAME JUNIT_FILE: one `name<TAB>passed<TAB>failed<TAB>skipped` line, as the mocha suites write.
+count() {
+  [ -s "$2" ] || return 0
+  "$(dirname "$schemathesis")/python" - "$1" "$2" <<'PY' | tee -a "${TEST_SUMMARY_FILE:-/dev/null}"
+import sys
+import xml.etree.ElementTree as ET
+
+name, path = sys.argv[1:]
+passed = failed = skipped = 0
+for case in ET.parse(path).iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        failed += 1
+    elif case.find("skipped") is not None:
+        skipped += 1
+    else:
+        passed += 1
+print(f"{name}\t{passed}\t{failed}\t{skipped}")
+PY
+}
+
 fuzz() {
   "$schemathesis" --config-file test/fuzz/schemathesis.toml run "$base/api/v1/openapi.json" \
     --url "$base" \
@@ -49,8 +72,12 @@ fuzz() {
 
 # Every operation but sign-out first (it would end the session the others use), then sign-out.
 status=0
-fuzz --phases examples,coverage,fuzzing,stateful --exclude-operation-id signOut || status=$?
-fuzz --phases examples,coverage,fuzzing --include-operation-id signOut || status=$?
+fuzz --phases examples,coverage,fuzzing,stateful --exclude-operation-id signOut \
+  --report junit --report-junit-path "$work/main.xml" || status=$?
+fuzz --phases examples,coverage,fuzzing --include-operation-id signOut \
+  --report junit --report-junit-path "$work/sign-out.xml" || status=$?
+count "fuzz (operations)" "$work/main.xml"
+count "fuzz (sign-out)" "$work/sign-out.xml"
 
 if [ "$status" -ne 0 ]; then
   echo "--- server log (tail) ---" >&2

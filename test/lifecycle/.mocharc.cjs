@@ -6,4 +6,7 @@ module.exports = {
   timeout: 1_800_000,
   slow: 60_000,
   exit: true,
+  forbidOnly: Boolean(process.env.CI),
+  reporter: 'test/support/summary-reporter.cjs',
+  'reporter-option': ['suite=lifecycle'],
 };

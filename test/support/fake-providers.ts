@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
+import { preparedCommand } from '../../testkit/prepared';
 
 const exec = promisify(execFile);
 
@@ -212,7 +213,7 @@ export async function testVideo(options: {
   try {
     const out = path.join(dir, 'clip.mp4');
     const { width, height, fps, seconds, sar } = options;
-    await exec('ffmpeg', [
+    await exec(await preparedCommand('ffmpeg'), [
       '-hide_banner',
       '-loglevel',
       'error',

@@ -1,14 +1,13 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { preparedTool } from '../../testkit/prepared';
 import { freePort } from '../../testkit/stack';
 
 const READY_TIMEOUT_MS = 60_000;
-const ROOT = path.resolve(__dirname, '../..');
 
 export interface MinioServer {
   endpoint: string;
@@ -18,14 +17,6 @@ export interface MinioServer {
   /** Config overrides that point STORAGE_DRIVER=s3 at this server. */
   env: Record<string, string>;
   stop(): Promise<void>;
-}
-
-/** The MinIO binary from scripts/minio.sh, which builds it when missing (as .ci/run does). */
-async function minioBinary(): Promise<string> {
-  const { stdout } = await promisify(execFile)('bash', [path.join(ROOT, 'scripts/minio.sh')], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return stdout.trim();
 }
 
 async function waitReady(endpoint: string, child: ChildProcess, log: () => string): Promise<void> {
@@ -43,7 +34,7 @@ async function waitReady(endpoint: string, child: ChildProcess, log: () => strin
 
 /** A real MinIO server on a free port over a temp folder, with one empty bucket. */
 export async function startMinio(): Promise<MinioServer> {
-  const binary = await minioBinary();
+  const binary = await preparedTool('minio.sh');
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-test-minio-'));
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;

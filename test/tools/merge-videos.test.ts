@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -27,10 +27,17 @@ describe('merge_videos', function () {
   let media: Awaited<ReturnType<typeof startMediaServer>>;
   let user: TestUser;
   let urls: string[];
+  let ownTmp: string;
+  const machineTmpdir = process.env.TMPDIR;
 
   before(async () => {
     const stack = await testStack();
     dir = await mkdtemp(path.join(tmpdir(), 'merge-test-'));
+    // The tool works in os.tmpdir(): a folder of this block's own, so that what it leaves behind
+    // is told apart from the work of other test runs on the same machine.
+    ownTmp = path.join(dir, 'tmp');
+    await mkdir(ownTmp);
+    process.env.TMPDIR = ownTmp;
     // Three sizes, three frame rates, and a middle clip without audio.
     const clips = await Promise.all([
       testVideo({ width: 320, height: 240, fps: 25, seconds: 1.5, audio: true }),
@@ -51,6 +58,8 @@ describe('merge_videos', function () {
     await gateway?.close();
     await worker?.stop();
     await media?.close();
+    if (machineTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = machineTmpdir;
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -213,7 +222,7 @@ describe('merge_videos', function () {
   });
 
   it('leaves no temporary files behind', async () => {
-    const left = (await readdir(tmpdir())).filter((name) => name.startsWith('merge-videos-'));
+    const left = (await readdir(ownTmp)).filter((name) => name.startsWith('merge-videos-'));
     assert.deepEqual(left, []);
   });
 

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -23,6 +20,7 @@ import type { agentRunWorkflow } from '../../workflows/agent.workflow';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { preparedTool } from '../../testkit/prepared';
 import { installTestRuntime } from '../../testkit/stack';
 
 /**
@@ -31,12 +29,6 @@ import { installTestRuntime } from '../../testkit/stack';
  * cancellation. The real activities are proven by the integration suites (test/runs and others).
  */
 const DAY_MS = 24 * 3600 * 1000;
-
-async function testServer(): Promise<string> {
-  const script = path.resolve(__dirname, '../../scripts/temporal-test-server.sh');
-  const { stdout } = await promisify(execFile)('bash', [script]);
-  return stdout.trim().split('\n').pop() ?? '';
-}
 
 const toolResult: ToolResult = {
   toolName: 'ai_image_2',
@@ -83,7 +75,7 @@ describe('workflows, with mocked activities on a time-skipping server', function
   before(async () => {
     installTestRuntime();
     env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: await testServer() } },
+      server: { executable: { type: 'existing-path', path: await preparedTool('temporal-test-server.sh') } },
     });
     // The test server knows only the search attributes it is told of, as a real cluster does.
     await env.connection.operatorService.addSearchAttributes({
