@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError } from '../core/errors/app-error';
 import { isFailureType, permanentFailure } from '../core/errors/failures';
+import { toolCallDuration } from '../core/metrics/worker';
 import type { ToolResult } from '../core/schemas/events';
 import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
@@ -46,6 +47,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       };
       const timer = setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
       const started = Date.now();
+      const stopTimer = toolCallDuration.startTimer({ tool: toolName });
       let outcome;
       try {
         outcome = await runProvider(toolName, input.input, {
@@ -61,6 +63,7 @@ export function createToolsActivities(deps: ActivityDeps) {
           previous: progress,
         });
       } catch (err) {
+        stopTimer({ outcome: ctx.cancellationSignal.aborted ? 'cancelled' : 'failed' });
         if (ctx.cancellationSignal.aborted) {
           // A worker stopping, or an attempt timed out, leaves the call for the next attempt.
           if (stoppedByCaller(ctx.cancellationSignal))
@@ -76,6 +79,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       } finally {
         clearInterval(timer);
       }
+      stopTimer({ outcome: 'succeeded' });
 
       const result: ToolResult = {
         toolName,

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -16,6 +14,8 @@ import {
   type EmbeddedPostgresHandle,
 } from '../core/embedded/postgres';
 import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS, resolveTemporalCli } from '../core/embedded/temporal-cli';
+import { freePort } from '../core/process/ports';
+import { sdkMetricsExporter } from '../core/telemetry/temporal-runtime';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
@@ -28,6 +28,8 @@ export interface TestStack {
   databaseUrl: string;
   temporal: TestWorkflowEnvironment;
   temporalAddress: string;
+  /** The Temporal SDK runtime's Prometheus exporter (all in-process workers' SDK metrics). */
+  sdkMetricsUrl: string;
   db: Database;
   /** A validated config for this run; pass overrides for one test. */
   config(overrides?: Record<string, string>): Config;
@@ -35,16 +37,7 @@ export interface TestStack {
   createDatabase(prefix: string): Promise<string>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 let stack: Promise<TestStack> | undefined;
 const teardown: (() => Promise<void>)[] = [];
@@ -86,8 +79,10 @@ async function start(): Promise<TestStack> {
   await migrate(databaseUrl);
 
   // Before anything creates the SDK runtime: its own logs (bundling, state changes) would drown the report.
+  const sdkMetrics = sdkMetricsExporter(await freePort());
   Runtime.install({
     logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
+    telemetryOptions: { metrics: sdkMetrics.options },
   });
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
@@ -116,6 +111,7 @@ async function start(): Promise<TestStack> {
     databaseUrl,
     temporal,
     temporalAddress,
+    sdkMetricsUrl: sdkMetrics.url,
     db,
     config: (overrides = {}) => loadConfig({ ...baseEnv, ...overrides }),
     createDatabase: createDatabase_,
