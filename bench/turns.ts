@@ -81,6 +81,8 @@ export async function measureTurns(
     APP_SECRET: randomBytes(32).toString('base64url'),
     HOST: '127.0.0.1',
     PORT: String(port),
+    METRICS_PORT: '0',
+    WORKER_HTTP_PORT: '0',
     MODEL_PROVIDER: 'local',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',
     ALLOW_INSECURE_WEBHOOKS: 'true',
