@@ -19,7 +19,6 @@ export interface Turn {
 
 export interface Snapshot {
   status: string;
-  traceId: string;
   waitpoints: { id: string; status: string }[];
 }
 
