@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const sdkLevel = temporalLogLevel(config.LOG_LEVEL);
   const sdkMetrics = sdkMetricsExporter(await freePort());
   Runtime.install({
-    logger: temporalLogger(logger),
+    logger: temporalLogger(logger, sdkLevel),
     telemetryOptions: {
       logging: { filter: { core: sdkLevel, other: sdkLevel }, forward: {} },
       metrics: sdkMetrics.options,

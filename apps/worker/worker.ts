@@ -3,6 +3,8 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
+import { Resource } from '@opentelemetry/resources';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
@@ -20,21 +22,17 @@ export interface WorkerOptions {
 }
 
 /**
- * Interceptors and sinks of the worker, for createWorker and the replay test alike: the ids on
- * workflow log lines always; with tracing, Temporal's OpenTelemetry interceptors, whose workflow
- * spans leave the sandbox through the `exporter` sink.
+ * Interceptors and sinks of the worker, for createWorker and the replay test alike. The workflow
+ * interceptors are the same whether or not the process traces (see workflows/interceptors.ts):
+ * workflow spans leave the sandbox through the `exporter` sink, into tracing's processor or
+ * nowhere. The activity interceptors join an activity to its workflow's trace when tracing is on.
  */
 export function workflowObservation(
   tracing: Tracing | undefined,
 ): Pick<SdkWorkerOptions, 'interceptors' | 'sinks'> {
   return {
     interceptors: {
-      workflowModules: [
-        ...(tracing
-          ? [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')]
-          : []),
-        require.resolve('../../workflows/interceptors'),
-      ],
+      workflowModules: [require.resolve('../../workflows/interceptors')],
       activity: [
         ...(tracing
           ? [
@@ -47,7 +45,11 @@ export function workflowObservation(
         observeActivity,
       ],
     },
-    ...(tracing ? { sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } } : {}),
+    sinks: {
+      exporter: tracing
+        ? makeWorkflowExporter(tracing.processor, tracing.resource)
+        : makeWorkflowExporter(new NoopSpanProcessor(), Resource.empty()),
+    },
   };
 }
 

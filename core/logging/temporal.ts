@@ -1,6 +1,8 @@
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import type { Logger } from './logger';
 
+const ORDER: LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
 const PINO_LEVEL = {
   TRACE: 'trace',
   DEBUG: 'debug',
@@ -21,15 +23,17 @@ export function temporalLogLevel(level: string): LogLevel {
 
 /**
  * The Temporal SDK's logger (its worker, the workflows' `log`, the activities' context log and
- * the Rust core's forwarded lines) writing pino lines. Temporal's `runId` is the execution's, so
+ * the Rust core's forwarded lines) writing pino lines, from `level` up. Temporal's `runId` is the execution's, so
  * it becomes `temporalRunId`; ours (`agentRunId`, set by the interceptors) becomes `runId`, as on
  * every other line.
  */
-export function temporalLogger(logger: Logger): TemporalLogger {
+export function temporalLogger(logger: Logger, level: LogLevel): TemporalLogger {
   const sdk = logger.child({ component: 'temporal' });
-  const log = (level: LogLevel, message: string, meta: LogMetadata = {}) => {
+  const lowest = ORDER.indexOf(level);
+  const log = (lineLevel: LogLevel, message: string, meta: LogMetadata = {}) => {
+    if (ORDER.indexOf(lineLevel) < lowest) return;
     const { runId, agentRunId, error, ...rest } = meta as Record<string, unknown>;
-    sdk[PINO_LEVEL[level]](
+    sdk[PINO_LEVEL[lineLevel]](
       {
         ...rest,
         ...(runId ? { temporalRunId: runId } : {}),
