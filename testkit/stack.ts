@@ -88,6 +88,8 @@ async function start(): Promise<TestStack> {
     server: {
       executable: { type: 'existing-path', path: await resolveTemporalCli() },
       searchAttributes: [...SEARCH_ATTRIBUTES],
+      // The Web UI, for the scripts that look at it (test/ops/web-ui-screenshots.ts).
+      ...(process.env.TEST_TEMPORAL_UI_PORT ? { uiPort: Number(process.env.TEST_TEMPORAL_UI_PORT) } : {}),
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
     },
   });
