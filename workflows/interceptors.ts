@@ -72,6 +72,14 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   return {
     inbound: [inbound],
     outbound: [outbound, logIds],
-    internals: [{ dispose: (input, next) => (traced ? otelInternals.dispose(input, next) : next(input)) }],
+    internals: [
+      {
+        dispose(input, next) {
+          // Its dispose is async, though the SDK calls it without waiting: as it would unwrapped.
+          if (traced) void otelInternals.dispose(input, next);
+          else next(input);
+        },
+      },
+    ],
   };
 };

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import {
+  TraceFlags,
   context,
   isSpanContextValid,
   propagation,
@@ -95,4 +97,19 @@ export function traceHeaders(): Record<string, string> {
   const headers: Record<string, string> = {};
   propagation.inject(context.active(), headers);
   return headers;
+}
+
+/**
+ * Runs `fn` in the trace `traceId` names when no span is in progress (the dispatcher starting a
+ * run the send admitted earlier), so what it starts joins the run's trace.
+ */
+export function inTrace<T>(traceId: string, fn: () => T): T {
+  if (currentTraceId() || !/^[\da-f]{32}$/.test(traceId)) return fn();
+  const parent = trace.setSpanContext(context.active(), {
+    traceId,
+    spanId: randomBytes(8).toString('hex'),
+    traceFlags: TraceFlags.SAMPLED,
+    isRemote: true,
+  });
+  return context.with(parent, fn);
 }

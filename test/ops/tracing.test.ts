@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
-import { ROOT_CONTEXT, SpanKind, propagation } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { serviceTracer, startTracing, type Tracing } from '../../core/telemetry/tracing';
+import {
+  currentTraceId,
+  inTrace,
+  serviceTracer,
+  startTracing,
+  type Tracing,
+} from '../../core/telemetry/tracing';
 import { testStack } from '../../testkit/stack';
 import { ScriptedModel } from '../support/scripted-model';
 import { createWebhookEndpoint } from '../support/webhooks';
@@ -94,6 +100,20 @@ describe('tracing', function () {
     assert.equal(request?.parentSpanId, undefined, 'the request span starts the trace');
     assert.equal(names(spans).filter((n) => n === 'RunActivity:agentStep').length, 2, 'one per model step');
     receiver.server.close();
+  });
+
+  it('starts what the dispatcher starts in the run’s own trace', () => {
+    const traceId = 'a'.repeat(32);
+    assert.equal(
+      inTrace(traceId, () => currentTraceId()),
+      traceId,
+    );
+    const span = serviceTracer().startSpan('request');
+    const inRequest = context.with(trace.setSpan(context.active(), span), () =>
+      inTrace(traceId, () => currentTraceId()),
+    );
+    span.end();
+    assert.equal(inRequest, span.spanContext().traceId, 'a span in progress keeps its trace');
   });
 
   it('continues the caller’s traceparent', async () => {
