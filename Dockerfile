@@ -71,10 +71,11 @@ RUN mkdir -p /app/.data/files && chown -R node:node /app/.data
 # The `node` user (uid 1000) ships with the official image.
 USER node
 
-EXPOSE 3000
+# The gateway's API and operator port (METRICS_PORT); the worker's WORKER_HTTP_PORT.
+EXPOSE 3000 9464 9465
 
-# Liveness of the gateway. The worker has no HTTP server: docker-compose.yml disables this check
-# for the worker and the migrate job.
+# Liveness of the gateway. docker-compose.yml gives the worker its own check (/readyz on
+# WORKER_HTTP_PORT) and disables this one for the migrate job.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { permanentFailure } from '../core/errors/failures';
+import { addLogContext } from '../core/logging/context';
+import { modelStepDuration } from '../core/metrics/worker';
 import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
 import {
   expirePlanWaitpoint,
@@ -107,6 +109,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     async agentStep(input: AgentStepInput): Promise<AgentStepResult> {
       const gate = await gateStep(pool, { runId: input.runId, triggerRunId: currentExecution() });
       if (gate.kind !== 'run') return gate;
+      addLogContext({ userId: gate.userId });
       await startDeliveries(starter, gate.deliveries);
 
       const history = await loadHistory(pool, input.runId);
@@ -204,13 +207,21 @@ export async function streamModelReply(
   };
   // Heartbeats carry cancellation to us, so they go on while the model is silent too.
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const stopTimer = modelStepDuration.startTimer({ provider: deps.model.name });
   try {
-    const reply = await deps.model.complete({
-      messages: input.messages,
-      tools: deps.toolSpecs,
-      signal: ctx.cancellationSignal,
-      onText,
-    });
+    let reply: ModelReply;
+    try {
+      reply = await deps.model.complete({
+        messages: input.messages,
+        tools: deps.toolSpecs,
+        signal: ctx.cancellationSignal,
+        onText,
+      });
+      stopTimer({ outcome: 'ok' });
+    } catch (err) {
+      stopTimer({ outcome: ctx.cancellationSignal.aborted ? 'cancelled' : 'error' });
+      throw err;
+    }
     if (input.writeLast(reply)) {
       streamed = reply.text;
       flush();

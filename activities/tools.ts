@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError } from '../core/errors/app-error';
 import { isFailureType, permanentFailure } from '../core/errors/failures';
+import { toolCallDuration } from '../core/metrics/worker';
 import type { ToolResult } from '../core/schemas/events';
 import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
@@ -50,6 +51,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       };
       const timer = setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
       const started = Date.now();
+      const stopTimer = toolCallDuration.startTimer({ tool: toolName });
       let outcome;
       try {
         outcome = await runProvider(toolName, input.input, {
@@ -65,6 +67,7 @@ export function createToolsActivities(deps: ActivityDeps) {
           previous: progress,
         });
       } catch (err) {
+        stopTimer({ outcome: ctx.cancellationSignal.aborted ? 'cancelled' : 'failed' });
         if (ctx.cancellationSignal.aborted) {
           // A worker stopping, or an attempt timed out, leaves the call for the next attempt.
           if (stoppedByCaller(ctx.cancellationSignal))
@@ -80,6 +83,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       } finally {
         clearInterval(timer);
       }
+      stopTimer({ outcome: 'succeeded' });
 
       const result: ToolResult = {
         toolName,

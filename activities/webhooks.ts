@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { permanentFailure } from '../core/errors/failures';
+import { addLogContext } from '../core/logging/context';
+import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
+import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
 import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
@@ -70,8 +73,9 @@ export function createWebhooksActivities(deps: ActivityDeps) {
         url: string;
         secretEncrypted: string;
         live: boolean;
+        userId: string;
       }>(
-        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted",
+        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
                 e."isActive" AND e."deletedAt" IS NULL AS live
            FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
           WHERE d.id = $1`,
@@ -80,6 +84,13 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       const row = rows[0];
       // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
       if (!row || row.series !== series || row.status !== 'PENDING') return 'SKIPPED';
+      const data = row.payload.data as { chatId?: unknown; runId?: unknown; toolCallId?: unknown };
+      addLogContext({
+        userId: row.userId,
+        ...(typeof data.chatId === 'string' ? { chatId: data.chatId } : {}),
+        ...(typeof data.runId === 'string' ? { runId: data.runId } : {}),
+        ...(typeof data.toolCallId === 'string' ? { toolCallId: data.toolCallId } : {}),
+      });
       // Checked before every attempt: an endpoint deleted between attempts receives nothing more.
       if (!row.live) {
         throw permanentFailure(
@@ -103,7 +114,8 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       try {
         const res = await deps.http.request(row.url, {
           method: 'POST',
-          headers,
+          // The receiver can join the trace the event belongs to (empty while tracing is off).
+          headers: { ...headers, ...traceHeaders() },
           body,
           timeoutMs: ATTEMPT_TIMEOUT_MS,
           maxRedirects: 0,
@@ -113,8 +125,10 @@ export function createWebhooksActivities(deps: ActivityDeps) {
         statusCode = res.status;
         responseBody = logExcerpt(res.body);
         if (statusCode < 200 || statusCode > 299) error = `The endpoint answered HTTP ${statusCode}.`;
+        webhookAttempts.inc({ outcome: error === null ? 'delivered' : 'http_error' });
       } catch (err) {
         error = describeFailure(err);
+        webhookAttempts.inc({ outcome: 'network_error' });
       }
       const durationMs = Math.round(performance.now() - started);
 
@@ -142,21 +156,23 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       );
       if (error !== null) throw new Error(error);
 
-      await pool.query(
+      const delivered = await pool.query(
         `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
           WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
         [deliveryId, series],
       );
+      if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
       return 'DELIVERED';
     },
 
     /** After the last attempt: PENDING → FAILED, unless a newer series has taken over. */
     async markDeliveryFailed({ deliveryId, series }: WebhookDeliveryInput): Promise<void> {
-      await pool.query(
+      const failed = await pool.query(
         `UPDATE "WebhookDelivery" SET status = 'FAILED', "updatedAt" = now()
           WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
         [deliveryId, series],
       );
+      if (failed.rowCount) webhookDeliveries.inc({ outcome: 'failed' });
     },
   };
 }

@@ -120,6 +120,9 @@ export async function startServiceProcesses(bench: Bench): Promise<ServiceProces
     APP_SECRET: randomBytes(32).toString('base64url'),
     HOST: '127.0.0.1',
     PORT: String(port),
+    // The operator ports: any free one, beside whatever else runs here.
+    METRICS_PORT: '0',
+    WORKER_HTTP_PORT: '0',
   };
   const worker = await startService('worker', env);
   const gateway = await startService('gateway', env).catch(async (err: unknown) => {

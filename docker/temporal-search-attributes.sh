@@ -6,7 +6,7 @@ set -eu
 
 address="${TEMPORAL_ADDRESS:-temporal:7233}"
 namespace="${TEMPORAL_NAMESPACE:-default}"
-attributes="ChatId AgentRunId UserId ToolName"
+attributes="ChatId AgentRunId UserId ToolName AgentRunStatus WebhookEvent WebhookEndpointId"
 
 tries=0
 until temporal operator namespace describe --namespace "$namespace" --address "$address" >/dev/null 2>&1; do

@@ -1,3 +1,6 @@
+import { temporal } from '@temporalio/proto';
+import { databaseReachable } from '../core/db/client';
+import { taskQueueLastPollAge, taskQueuePollers } from '../core/metrics/registry';
 import { temporalReachable } from '../core/temporal/connection';
 import type { OperationDeps } from './deps';
 
@@ -9,34 +12,100 @@ export interface Readiness {
   temporal: 'up' | 'down';
 }
 
+export interface Poller {
+  identity: string;
+  lastPollAt: string | null;
+}
+
+/** Who polls the service's task queue, as Temporal's DescribeTaskQueue tells it. */
+export interface TaskQueuePollers {
+  name: string;
+  workflowPollers: Poller[];
+  activityPollers: Poller[];
+}
+
+/** Readiness, and what an operator reads besides: the pollers of the task queue. */
+export interface HealthDetails extends Readiness {
+  /** Null when Temporal did not answer. */
+  taskQueue: TaskQueuePollers | null;
+}
+
+const TASK_TYPES = {
+  workflow: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  activity: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+} as const;
+
 /** Whether this process can serve: PostgreSQL and Temporal both answer. */
 export function createHealthOperations(deps: OperationDeps) {
-  async function databaseReachable(): Promise<boolean> {
-    const client = await deps.db.pool.connect().catch(() => undefined);
-    if (!client) return false;
-    try {
-      await client.query({ text: 'SELECT 1', query_timeout: READINESS_TIMEOUT_MS } as never);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      client.release();
+  const { connection } = deps.temporal;
+  const name = deps.config.TEMPORAL_TASK_QUEUE;
+
+  async function pollersOf(type: keyof typeof TASK_TYPES): Promise<Poller[]> {
+    const answer = await connection.withDeadline(Date.now() + READINESS_TIMEOUT_MS, () =>
+      connection.workflowService.describeTaskQueue({
+        namespace: deps.config.TEMPORAL_NAMESPACE,
+        taskQueue: { name, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: TASK_TYPES[type],
+      }),
+    );
+    return (answer.pollers ?? []).map((p) => ({
+      identity: p.identity ?? '',
+      lastPollAt: p.lastAccessTime?.seconds
+        ? new Date(
+            Number(p.lastAccessTime.seconds) * 1000 + Math.floor((p.lastAccessTime.nanos ?? 0) / 1e6),
+          ).toISOString()
+        : null,
+    }));
+  }
+
+  /** Sets the poller gauges from one look at the task queue; none when Temporal did not answer. */
+  function record(queue: TaskQueuePollers | null): void {
+    taskQueuePollers.reset();
+    taskQueueLastPollAge.reset();
+    if (!queue) return;
+    for (const [type, pollers] of [
+      ['workflow', queue.workflowPollers],
+      ['activity', queue.activityPollers],
+    ] as const) {
+      taskQueuePollers.set({ task_queue: name, type }, pollers.length);
+      const last = Math.max(...pollers.map((p) => (p.lastPollAt ? Date.parse(p.lastPollAt) : 0)));
+      if (last > 0)
+        taskQueueLastPollAge.set({ task_queue: name, type }, Math.max(0, (Date.now() - last) / 1000));
     }
   }
 
-  return {
+  const operations = {
     async readiness(): Promise<Readiness> {
-      const [database, temporal] = await Promise.all([
-        databaseReachable(),
-        temporalReachable(deps.temporal.connection, READINESS_TIMEOUT_MS),
+      const [database, temporalUp] = await Promise.all([
+        databaseReachable(deps.db.pool, READINESS_TIMEOUT_MS),
+        temporalReachable(connection, READINESS_TIMEOUT_MS),
       ]);
       return {
-        status: database && temporal ? 'ready' : 'unavailable',
+        status: database && temporalUp ? 'ready' : 'unavailable',
         database: database ? 'up' : 'down',
-        temporal: temporal ? 'up' : 'down',
+        temporal: temporalUp ? 'up' : 'down',
       };
     },
+
+    /**
+     * The task queue's pollers (sends are admitted without any: readiness does not depend on
+     * workers, so this is where their absence shows), recorded in the poller gauges as well.
+     */
+    async taskQueue(): Promise<TaskQueuePollers | null> {
+      const queue = await Promise.all([pollersOf('workflow'), pollersOf('activity')]).then(
+        ([workflowPollers, activityPollers]) => ({ name, workflowPollers, activityPollers }),
+        () => null,
+      );
+      record(queue);
+      return queue;
+    },
+
+    async details(): Promise<HealthDetails> {
+      const [readiness, taskQueue] = await Promise.all([operations.readiness(), operations.taskQueue()]);
+      return { ...readiness, taskQueue };
+    },
   };
+  return operations;
 }
 
 export type HealthOperations = ReturnType<typeof createHealthOperations>;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { addLogContext } from '../core/logging/context';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError, type ErrorCode } from '../core/errors/app-error';
@@ -49,8 +50,10 @@ export function createToolsOperations(deps: OperationDeps) {
       if (TOOLS[name].provider(deps.config) === 'none') {
         throw new AppError('PROVIDER_NOT_CONFIGURED', `No provider is configured for ${name}.`);
       }
+      const toolCallId = randomUUID();
+      addLogContext({ toolCallId });
       const handle = await startToolCall(starterOf(deps), {
-        toolCallId: randomUUID(),
+        toolCallId,
         toolName: name,
         input,
         userId: caller.userId,

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -16,6 +14,8 @@ import {
   type EmbeddedPostgresHandle,
 } from '../core/embedded/postgres';
 import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS } from '../core/embedded/temporal-cli';
+import { freePort } from '../core/process/ports';
+import { sdkMetricsExporter } from '../core/telemetry/temporal-runtime';
 import { preparedTool } from './prepared';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
@@ -29,6 +29,8 @@ export interface TestStack {
   databaseUrl: string;
   temporal: TestWorkflowEnvironment;
   temporalAddress: string;
+  /** The Temporal SDK runtime's Prometheus exporter (all in-process workers' SDK metrics). */
+  sdkMetricsUrl: string;
   db: Database;
   /** A validated config for this run; pass overrides for one test. */
   config(overrides?: Record<string, string>): Config;
@@ -36,16 +38,7 @@ export interface TestStack {
   createDatabase(prefix: string): Promise<string>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 let stack: Promise<TestStack> | undefined;
 const teardown: (() => Promise<void>)[] = [];
@@ -86,11 +79,13 @@ async function start(): Promise<TestStack> {
   const databaseUrl = await createDatabase_('test');
   await migrate(databaseUrl);
 
-  installTestRuntime();
+  const sdkMetricsUrl = await installTestRuntime();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: await preparedTool('temporal-cli.sh') },
       searchAttributes: [...SEARCH_ATTRIBUTES],
+      // The Web UI, for the scripts that look at it (test/ops/web-ui-screenshots.ts).
+      ...(process.env.TEST_TEMPORAL_UI_PORT ? { uiPort: Number(process.env.TEST_TEMPORAL_UI_PORT) } : {}),
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
     },
   });
@@ -114,24 +109,30 @@ async function start(): Promise<TestStack> {
     databaseUrl,
     temporal,
     temporalAddress,
+    sdkMetricsUrl,
     db,
     config: (overrides = {}) => loadConfig({ ...baseEnv, ...overrides }),
     createDatabase: createDatabase_,
   };
 }
 
-let runtimeInstalled = false;
+let runtime: Promise<string> | undefined;
 
 /**
  * The SDK runtime of a test process, installed before anything creates one by default: the SDK's
- * own logs (bundling, state changes) would drown the report. Safe to call more than once.
+ * own logs (bundling, state changes) would drown the report, and its metrics go to a Prometheus
+ * endpoint of their own, whose URL this answers. Safe to call more than once.
  */
-export function installTestRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  Runtime.install({
-    logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
-  });
+export function installTestRuntime(): Promise<string> {
+  runtime ??= (async () => {
+    const sdkMetrics = sdkMetricsExporter(await freePort());
+    Runtime.install({
+      logger: new DefaultLogger(process.env.TEST_TEMPORAL_LOG_LEVEL === 'info' ? 'INFO' : 'ERROR'),
+      telemetryOptions: { metrics: sdkMetrics.options },
+    });
+    return sdkMetrics.url;
+  })();
+  return runtime;
 }
 
 export function testStack(): Promise<TestStack> {

@@ -6,23 +6,32 @@ import { createLogger } from '../core/logging/logger';
 import { createGuardedHttp } from '../core/net/guarded-http-client';
 import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
+import type { Tracing } from '../core/telemetry/tracing';
 import { createTemporalClient } from '../core/temporal/connection';
 import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
+  /** The worker's own connection (through `temporalAddress` when given). */
+  connection: NativeConnection;
   deps: ActivityDeps;
   stop(): Promise<void>;
 }
 
 /** The real worker, in-process, on the shared Temporal dev server; overrides go into its deps. */
 export async function startWorker(
-  options: { config?: Config; deps?: Partial<ActivityDeps> } = {},
+  options: {
+    config?: Config;
+    deps?: Partial<ActivityDeps>;
+    tracing?: Tracing;
+    temporalAddress?: string;
+  } = {},
 ): Promise<TestWorker> {
   const stack = await testStack();
   const config = options.config ?? stack.config();
+  const address = options.temporalAddress ?? stack.temporalAddress;
   const temporal = createTemporalClient({
-    address: stack.temporalAddress,
+    address,
     namespace: config.TEMPORAL_NAMESPACE,
   });
   const deps: ActivityDeps = {
@@ -35,15 +44,17 @@ export async function startWorker(
     model: createModelProvider(config),
     ...options.deps,
   };
-  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const connection = await NativeConnection.connect({ address });
   const worker = await createWorker(deps, {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    tracing: options.tracing,
   });
   const running = worker.run();
   return {
     worker,
+    connection,
     deps,
     async stop() {
       worker.shutdown();

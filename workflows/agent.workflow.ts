@@ -33,6 +33,7 @@ import {
 import { userSafeFailure } from './failures';
 import { agentRunWorkflowV1 } from './legacy/agent-v1';
 import { runStatusSearchAttribute } from './search-attributes';
+import { WORKFLOWS_V3 } from './versions';
 
 const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
@@ -40,8 +41,8 @@ const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'ex
 
 /** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
-  // Runs started before turn-v2 replay, and go on, on the code they started with.
-  if (!patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
+  // Runs started before turn-v2 replay, and go on, on the code they started with (versions.ts).
+  if (!patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
   return new Turn(input).run();
 }
 

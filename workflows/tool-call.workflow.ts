@@ -3,6 +3,7 @@ import type { ToolsActivities } from '../activities/tools';
 import type { WebhooksActivities } from '../activities/webhooks';
 import { BOOKKEEPING, TOOL_CALL } from './activity-options';
 import { userSafeFailure } from './failures';
+import { WORKFLOWS_V3 } from './versions';
 import { TOOL_OUTBOX_PATCH, type ToolCallInput, type ToolCallOutput } from './tool-call.contract';
 
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
@@ -12,7 +13,7 @@ const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(B
 
 /** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
-  const outboxed = patched(TOOL_OUTBOX_PATCH);
+  const outboxed = patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
   let result: ToolCallOutput;
   try {
     result = await tools.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [

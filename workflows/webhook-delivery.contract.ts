@@ -9,7 +9,11 @@ export interface WebhookDeliveryInput {
 
 /** SKIPPED: the delivery was already settled, or a newer series has replaced this one. */
 export type DeliverWebhookResult = 'DELIVERED' | 'SKIPPED';
+/** A series that gave up fails with DELIVERY_FAILED_TYPE ('FAILED' was the older executions' result). */
 export type WebhookDeliveryOutput = DeliverWebhookResult | 'FAILED';
+
+/** The failure type of a delivery series that gave up: `ExecutionStatus = 'Failed'` finds them. */
+export const DELIVERY_FAILED_TYPE = 'WEBHOOK_DELIVERY_FAILED';
 
 /**
  * The envelope id is the workflow id, so a second emit of the same event collides with the first

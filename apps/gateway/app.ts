@@ -6,6 +6,7 @@ import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
+import { observeRequests } from './middleware/observe';
 import { registerChatsRoutes } from './routes/chats';
 import { registerDocsRoutes } from './routes/docs';
 import { registerFilesRoutes } from './routes/files';
@@ -33,6 +34,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
+  app.use(observeRequests());
   app.use(
     pinoHttp({
       logger: deps.logger,

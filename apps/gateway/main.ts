@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
@@ -5,12 +6,15 @@ import { notifyReady, onShutdown } from '../../core/process/ready';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
+import { startTracing } from '../../core/telemetry/tracing';
 import { createApp } from './app';
+import { startOperatorPort } from './operator';
 import { listen } from './server';
 import { startDispatcher, startReconciler } from '../../operations/runs';
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'gateway' });
+const tracing = startTracing({ serviceName: 'agent-chat-gateway' });
 const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
 const temporal = createTemporalClient({
   address: config.TEMPORAL_ADDRESS,
@@ -24,14 +28,18 @@ const deps = {
   storage: createStorage(config),
   http: createGuardedHttp(config),
 };
-const { app } = createApp(deps);
+const { app, ops } = createApp(deps);
 const dispatcher = startDispatcher(deps);
 const reconciler = startReconciler(deps);
 
 const listening = listen(app, config, { port: config.PORT, host: config.HOST });
-listening.then(
-  () => {
-    logger.info({ port: config.PORT }, 'gateway listening');
+const operator = startOperatorPort(ops, config, { port: config.METRICS_PORT, host: config.HOST });
+Promise.all([listening, operator]).then(
+  ([, operatorServer]) => {
+    logger.info(
+      { port: config.PORT, metricsPort: (operatorServer.address() as AddressInfo).port, tracing: !!tracing },
+      'gateway listening',
+    );
     notifyReady();
   },
   (err: Error) => {
@@ -51,8 +59,12 @@ onShutdown(async () => {
   await closed;
   clearInterval(idle);
   clearTimeout(cut);
+  const operatorServer = await operator;
+  operatorServer.closeAllConnections();
+  operatorServer.close();
   await dispatcher.stop();
   await reconciler.stop();
   await temporal.connection.close();
   await db.close();
+  await tracing?.shutdown();
 });

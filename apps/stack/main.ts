@@ -161,6 +161,8 @@ async function main(): Promise<void> {
   const temporalPort = portSetting('STACK_TEMPORAL_PORT', 7233);
   const temporalUiPort = portSetting('STACK_TEMPORAL_UI_PORT', 8233);
   const gatewayPort = portSetting('PORT', 3000);
+  const metricsPort = portSetting('METRICS_PORT', 9464);
+  const workerHttpPort = portSetting('WORKER_HTTP_PORT', 9465);
   const gatewayHost = process.env.HOST || '0.0.0.0';
   const graceSetting = parseDuration(process.env.SHUTDOWN_GRACE ?? '10s');
   if (graceSetting === undefined) throw new Error('SHUTDOWN_GRACE must be a duration such as 10s');
@@ -193,6 +195,8 @@ async function main(): Promise<void> {
         ]
       : []),
     [gatewayPort, gatewayHost, 'the gateway (PORT)'],
+    [metricsPort, gatewayHost, "the gateway's metrics (METRICS_PORT)"],
+    [workerHttpPort, gatewayHost, "the worker's health and metrics (WORKER_HTTP_PORT)"],
   ];
   for (const [port, host, what] of ports) {
     if (port === 0) continue;
@@ -279,6 +283,7 @@ async function main(): Promise<void> {
       process.env.TEMPORAL_ADDRESS
         ? `  Temporal         ${process.env.TEMPORAL_ADDRESS}`
         : `  Temporal Web UI  http://localhost:${temporalUiPort}`,
+      `  Metrics          http://localhost:${metricsPort}/metrics (gateway), http://localhost:${workerHttpPort}/metrics (worker)`,
       `  Data             ${shown(dataDir)}`,
       '',
       '  Credentials: sign-up is open in this mode.',

@@ -1,22 +1,33 @@
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { AddressInfo } from 'node:net';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfigOrExit } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
+import { temporalLogger, temporalLogLevel } from '../../core/logging/temporal';
+import { freePort } from '../../core/process/ports';
 import { notifyReady, onShutdown } from '../../core/process/ready';
+import { sdkMetricsExporter } from '../../core/telemetry/temporal-runtime';
+import { startTracing } from '../../core/telemetry/tracing';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createModelProvider } from '../../core/model';
+import { startWorkerHttp } from './http';
 import { createWorker } from './worker';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
-  // The SDK's own log (bundling, state changes) is for debugging the worker itself.
+  const tracing = startTracing({ serviceName: 'agent-chat-worker' });
+  // The SDK's own lines (its worker, the workflows' log, the Rust core's) go through pino too.
+  const sdkLevel = temporalLogLevel(config.LOG_LEVEL);
+  const sdkMetrics = sdkMetricsExporter(await freePort());
   Runtime.install({
-    logger: new DefaultLogger(
-      config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN',
-    ),
+    logger: temporalLogger(logger, sdkLevel),
+    telemetryOptions: {
+      logging: { filter: { core: sdkLevel, other: sdkLevel }, forward: {} },
+      metrics: sdkMetrics.options,
+    },
   });
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const temporal = createTemporalClient({
@@ -39,13 +50,27 @@ async function main(): Promise<void> {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       shutdownGraceMs: config.SHUTDOWN_GRACE,
+      tracing,
     },
   );
+  const http = await startWorkerHttp({
+    port: config.WORKER_HTTP_PORT,
+    host: config.HOST,
+    token: config.METRICS_TOKEN,
+    worker,
+    db,
+    connection,
+    sdkMetricsUrl: sdkMetrics.url,
+    logger,
+  });
   // Runs until shut down, then closes what it used: a stop ends when this does.
   const finished = worker.run().finally(async () => {
+    http.closeAllConnections();
+    http.close();
     await connection.close();
     await temporal.connection.close();
     await db.close();
+    await tracing?.shutdown();
   });
   // A stop ends polling, then waits for the activities in flight: each finishes within
   // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
@@ -57,7 +82,14 @@ async function main(): Promise<void> {
     }
     await finished;
   });
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  logger.info(
+    {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      httpPort: (http.address() as AddressInfo).port,
+      tracing: !!tracing,
+    },
+    'worker running',
+  );
   notifyReady();
   await finished;
 }

@@ -1,6 +1,15 @@
-import { type NativeConnection, Worker } from '@temporalio/worker';
+import {
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  makeWorkflowExporter,
+} from '@temporalio/interceptors-opentelemetry';
+import { Resource } from '@opentelemetry/resources';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
+import type { Tracing } from '../../core/telemetry/tracing';
+import { observeActivity } from './interceptors';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -8,6 +17,40 @@ export interface WorkerOptions {
   taskQueue: string;
   /** How long a stopping worker lets its activities run before it cancels them (ms); default 0. */
   shutdownGraceMs?: number;
+  /** Set when the process traces (core/telemetry): workflows and activities join the trace. */
+  tracing?: Tracing;
+}
+
+/**
+ * Interceptors and sinks of the worker, for createWorker and the replay test alike. The workflow
+ * interceptors are the same whether or not the process traces (see workflows/interceptors.ts):
+ * workflow spans leave the sandbox through the `exporter` sink, into tracing's processor or
+ * nowhere. The activity interceptors join an activity to its workflow's trace when tracing is on.
+ */
+export function workflowObservation(
+  tracing: Tracing | undefined,
+): Pick<SdkWorkerOptions, 'interceptors' | 'sinks'> {
+  return {
+    interceptors: {
+      workflowModules: [require.resolve('../../workflows/interceptors')],
+      activity: [
+        ...(tracing
+          ? [
+              (ctx: Parameters<typeof observeActivity>[0]) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ]
+          : []),
+        observeActivity,
+      ],
+    },
+    sinks: {
+      exporter: tracing
+        ? makeWorkflowExporter(tracing.processor, tracing.resource)
+        : makeWorkflowExporter(new NoopSpanProcessor(), Resource.empty()),
+    },
+  };
 }
 
 /** Builds the worker from its dependencies; main.ts and the tests both call this. */
@@ -18,6 +61,7 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
     activities: createActivities(deps),
+    ...workflowObservation(options.tracing),
     // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
     maxHeartbeatThrottleInterval: '2 seconds',
     ...(options.shutdownGraceMs === undefined

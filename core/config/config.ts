@@ -21,6 +21,7 @@ const optionalDuration = z
   .optional()
   .transform((v, ctx) => (v === undefined ? undefined : toMs(v, ctx)));
 
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalString = z
   .string()
@@ -35,7 +36,7 @@ const price = (fallback: string) =>
 export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    PORT: port(3000),
     HOST: z.string().default('0.0.0.0'),
     PUBLIC_BASE_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -48,6 +49,13 @@ export const configSchema = z
      * each at once on a worker that runs).
      */
     SHUTDOWN_GRACE: duration('10s'),
+
+    /** The gateway's operator port: `/metrics` and `/health/details` (0: any free port). */
+    METRICS_PORT: port(9464),
+    /** When set, the operator endpoints require `Authorization: Bearer <METRICS_TOKEN>`. */
+    METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
+    WORKER_HTTP_PORT: port(9465),
 
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// connection URL'),
     DATABASE_POOL_SIZE: positiveInt(10),

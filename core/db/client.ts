@@ -71,3 +71,17 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     client.release();
   }
 }
+
+/** True when PostgreSQL answers a `SELECT 1` within `timeoutMs`. */
+export async function databaseReachable(pool: Pool, timeoutMs: number): Promise<boolean> {
+  const client = await pool.connect().catch(() => undefined);
+  if (!client) return false;
+  try {
+    await client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as never);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.release();
+  }
+}

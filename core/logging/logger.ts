@@ -1,4 +1,6 @@
 import pino, { type Logger } from 'pino';
+import { currentTraceId } from '../telemetry/tracing';
+import { currentLogFields } from './context';
 
 export type { Logger } from 'pino';
 
@@ -19,6 +21,10 @@ export const REDACT_PATHS = [
   '*.secretEncrypted',
 ];
 
+/**
+ * Every line carries the ids of the request or activity it was written for (userId, chatId,
+ * runId, …; see ./context) and the trace id when tracing is on; fields a call passes itself win.
+ */
 export function createLogger(
   options: { level: string; name: string },
   destination?: pino.DestinationStream,
@@ -29,6 +35,10 @@ export function createLogger(
       level: options.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { service: options.name },
+      mixin: () => {
+        const traceId = currentTraceId();
+        return traceId ? { ...currentLogFields(), traceId } : currentLogFields();
+      },
     },
     destination,
   );

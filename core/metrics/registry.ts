@@ -1,7 +1,8 @@
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Every metric of this process; served at /metrics. */
+/** Every metric of the gateway process; served at /metrics on its operator port (METRICS_PORT). */
 export const metrics = new Registry();
+collectDefaultMetrics({ register: metrics });
 
 /**
  * Each repair the reconciler makes. A repair of a run means the workflow left its run unfinished:
@@ -12,5 +13,51 @@ export const reconcilerRepairs = new Counter({
   name: 'agent_reconciler_repairs_total',
   help: 'Repairs made by the reconciler, by kind.',
   labelNames: ['kind'] as const,
+  registers: [metrics],
+});
+
+/** Labelled by the route's pattern, never its path: ids would make a series per chat. */
+export const httpRequestDuration = new Histogram({
+  name: 'agent_http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+  registers: [metrics],
+});
+
+/** 409 (RUN_ACTIVE, RUN_NOT_ACTIVE, …) and 429 (RATE_LIMITED) among them, by their error code. */
+export const httpErrors = new Counter({
+  name: 'agent_http_errors_total',
+  help: 'Error answers, by HTTP status and error code.',
+  labelNames: ['status', 'code'] as const,
+  registers: [metrics],
+});
+
+export const runsAdmitted = new Counter({
+  name: 'agent_runs_admitted_total',
+  help: 'Runs admitted (a send written with its QUEUED run), by whether the plan needs approval.',
+  labelNames: ['plan_mode'] as const,
+  registers: [metrics],
+});
+
+/** For the live stream: its route counts the streams it holds open here. */
+export const sseStreamsOpen = new Gauge({
+  name: 'agent_sse_streams_open',
+  help: 'Server-sent event streams open now.',
+  registers: [metrics],
+});
+
+/** Refreshed on each scrape from Temporal's DescribeTaskQueue (see operations/health.ts). */
+export const taskQueuePollers = new Gauge({
+  name: 'agent_task_queue_pollers',
+  help: 'Pollers Temporal saw recently on the task queue, by task type (workflow, activity).',
+  labelNames: ['task_queue', 'type'] as const,
+  registers: [metrics],
+});
+
+export const taskQueueLastPollAge = new Gauge({
+  name: 'agent_task_queue_last_poll_age_seconds',
+  help: 'Seconds since the most recent poll of the task queue, by task type; absent with no poller.',
+  labelNames: ['task_queue', 'type'] as const,
   registers: [metrics],
 });

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { describeProcess, listenerOf } from './procfs';
 
 /**
@@ -15,4 +15,16 @@ export async function portProblem(port: number, host: string): Promise<string | 
   if (code !== 'EADDRINUSE') return `port ${port} on ${host} cannot be listened on (${code})`;
   const holder = await listenerOf(port);
   return `port ${port} is in use by ${holder ? describeProcess(holder) : 'a process of another user'}`;
+}
+
+/** A loopback port free at this moment (the OS's pick): a probe, not a reservation. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

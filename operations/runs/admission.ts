@@ -1,7 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../../core/errors/app-error';
+import { addLogContext } from '../../core/logging/context';
+import { runsAdmitted } from '../../core/metrics/registry';
 import { insertTurn, selectOwnAttachments } from '../../core/runs/store';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
+import { currentTraceId } from '../../core/telemetry/tracing';
 import type { ContentBlock } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { OperationDeps } from '../deps';
@@ -25,8 +28,13 @@ export interface AdmittedTurn {
   messageId: string;
 }
 
-/** The W3C trace id of the admitting request: from `traceparent` when valid, else new. */
+/**
+ * The W3C trace id of the admitting request: with tracing on, the request span's (which continues
+ * a valid `traceparent`, so the two agree); else from `traceparent` when valid, else new.
+ */
 export function traceIdOf(traceparent: string | undefined): string {
+  const traced = currentTraceId();
+  if (traced) return traced;
   const match = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(
     traceparent?.trim().toLowerCase() ?? '',
   );
@@ -59,6 +67,7 @@ export async function admitTurn(
   const assistantMessageId = randomUUID();
   const traceId = traceIdOf(turn.traceparent);
   const chatId = turn.chatId ?? randomUUID();
+  addLogContext({ chatId, runId });
 
   const blocks: ContentBlock[] = [{ type: 'text', text: turn.text }];
   const attachmentIds = [...new Set(turn.attachmentIds)];
@@ -97,6 +106,7 @@ export async function admitTurn(
     throw err;
   }
   if (!admitted) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  runsAdmitted.inc({ plan_mode: String(turn.planMode) });
   return {
     messageId,
     run: {

@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
 import { runningExecutionOf, startAgentRun } from '../../workflows/client';
 import type { OperationDeps } from '../deps';
@@ -42,10 +43,13 @@ async function tryStart(
 ): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;
   try {
-    const handle = await connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      startAgentRun(
-        { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE },
-        { ...run, planApprovalTimeoutMs: deps.config.PLAN_APPROVAL_TIMEOUT },
+    // The run's trace, whether the send's request starts it or the dispatcher does later.
+    const handle = await inTrace(run.traceId, () =>
+      connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        startAgentRun(
+          { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE },
+          { ...run, planApprovalTimeoutMs: deps.config.PLAN_APPROVAL_TIMEOUT },
+        ),
       ),
     );
     return handle.firstExecutionRunId;

@@ -158,6 +158,9 @@ export function appEnv(infra: Infra, extra: Record<string, string> = {}): Record
     TEMPORAL_TASK_QUEUE: `faults-${randomBytes(4).toString('hex')}`,
     APP_SECRET: 'fault-suite-app-secret-0123456789abcdef',
     HOST: '127.0.0.1',
+    // Several gateways and workers run at once: each operator port is the OS's pick.
+    METRICS_PORT: '0',
+    WORKER_HTTP_PORT: '0',
     MODEL_PROVIDER: 'local',
     IMAGE_PROVIDER: 'local-preview',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',

@@ -45,6 +45,9 @@ export async function stackSettings(env: Record<string, string> = {}): Promise<S
       STACK_TEMPORAL_PORT: String(ports.temporal),
       STACK_TEMPORAL_UI_PORT: String(ports.temporalUi),
       PORT: String(ports.gateway),
+      // Stacks of other runs may be up on this machine: the operator ports are the OS's pick.
+      METRICS_PORT: '0',
+      WORKER_HTTP_PORT: '0',
       HOST: '127.0.0.1',
       PUBLIC_BASE_URL: url,
       // What `npm start` promises is under test: commits synced, whatever the caller's shell says.

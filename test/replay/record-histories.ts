@@ -56,17 +56,19 @@ async function main(): Promise<void> {
   const gateway = await startGateway({ config });
   const user = await createTestUser();
 
-  // A receiver that fails every first attempt, so the delivery history holds a retry.
+  // A receiver that fails every first attempt, so the delivery history holds a retry; at /down it
+  // fails every attempt, so the delivery gives up.
   const seen = new Set<string>();
   const receiver = createServer((req, res) => {
     const id = String(req.headers['x-svc-delivery-id']);
     req.resume();
-    res.statusCode = seen.has(id) ? 200 : 500;
+    res.statusCode = seen.has(id) && req.url !== '/down' ? 200 : 500;
     seen.add(id);
     res.end();
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const hookUrl = `${receiverUrl}/hook`;
 
   const call = async (
     method: string,
@@ -146,6 +148,33 @@ async function main(): Promise<void> {
   });
   const waiting = (t: { chatId: string; runId: string }) =>
     until(t, (s) => s.waitpoints.some((w) => w.status === 'PENDING')).then((s) => s.waitpoints[0]?.id ?? '');
+
+  /** One agent.completed delivery to `url`, recorded once it has settled as `settled`. */
+  const delivery = async (url: string, settled: 'DELIVERED' | 'FAILED') => {
+    const session = { cookie: user.cookie, origin: gateway.url };
+    const endpoint = (await call(
+      'POST',
+      '/api/webhook-endpoints',
+      { url, events: ['agent.completed'] },
+      session,
+    )) as { id: string };
+    model.steps.splice(0, model.steps.length, { text: 'Hello.', toolCalls: [] });
+    const t = await send({ text: 'hello' });
+    await until(t, terminal);
+    const { rows } = await waitFor(
+      async () => {
+        const r = await stack.db.pool.query<{ envelopeId: string }>(
+          `SELECT "envelopeId" FROM "WebhookDelivery" WHERE "endpointId" = $1 AND status = $2`,
+          [endpoint.id, settled],
+        );
+        return r.rowCount ? r : undefined;
+      },
+      { what: 'the delivery', timeoutMs: 60_000 },
+    );
+    const history = await show(rows[0]?.envelopeId ?? '');
+    await call('DELETE', `/api/webhook-endpoints/${endpoint.id}`, undefined, session);
+    return history;
+  };
 
   const scenarios: [string, () => Promise<string>][] = [
     ['text-turn', () => turn('COMPLETE', [{ text: 'Hello there.', toolCalls: [] }], { text: 'hello' })],
@@ -245,38 +274,8 @@ async function main(): Promise<void> {
         return show(`tool:${rows[0]?.id ?? ''}`);
       },
     ],
-    [
-      'delivery-retried',
-      async () => {
-        const endpoint = (await call(
-          'POST',
-          '/api/webhook-endpoints',
-          { url: hookUrl, events: ['agent.completed'] },
-          {
-            cookie: user.cookie,
-            origin: gateway.url,
-          },
-        )) as { id: string };
-        model.steps.splice(0, model.steps.length, { text: 'Hello.', toolCalls: [] });
-        const t = await send({ text: 'hello' });
-        await until(t, terminal);
-        const { rows } = await waitFor(
-          async () => {
-            const r = await stack.db.pool.query<{ envelopeId: string }>(
-              `SELECT "envelopeId" FROM "WebhookDelivery" WHERE "endpointId" = $1 AND status = 'DELIVERED'`,
-              [endpoint.id],
-            );
-            return r.rowCount ? r : undefined;
-          },
-          { what: 'the delivery' },
-        );
-        await call('DELETE', `/api/webhook-endpoints/${endpoint.id}`, undefined, {
-          cookie: user.cookie,
-          origin: gateway.url,
-        });
-        return show(rows[0]?.envelopeId ?? '');
-      },
-    ],
+    ['delivery-retried', () => delivery(hookUrl, 'DELIVERED')],
+    ['delivery-gave-up', () => delivery(`${receiverUrl}/down`, 'FAILED')],
   ];
   const only = process.env.RECORD_ONLY?.split(',');
   for (const [name, run] of scenarios.filter(([n]) => !only || only.includes(n))) {

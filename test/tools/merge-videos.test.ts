@@ -16,6 +16,7 @@ import {
   videoFrame,
 } from '../support/fake-providers';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { waitFor } from '../support/wait';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
@@ -343,7 +344,7 @@ describe('merge_videos: limits and cleanup', function () {
       }
       return found;
     };
-    // Two minutes of video: far more encoding than the route's 3 s window.
+    // Three minutes of video, twice: far more encoding than the route's window, however fast the machine.
     const long = path.join(dir, 'long.mp4');
     await writeFile(
       path.join(dir, 'short.mp4'),
@@ -353,7 +354,7 @@ describe('merge_videos: limits and cleanup', function () {
       '-v',
       'error',
       '-stream_loop',
-      '29',
+      '89',
       '-i',
       path.join(dir, 'short.mp4'),
       '-c',
@@ -362,9 +363,16 @@ describe('merge_videos: limits and cleanup', function () {
     ]);
     const url = media.add('long.mp4', await readFile(long), 'video/mp4');
 
-    const svc = await service({ FFMPEG_PATH: marker }, { TOOL_ROUTE_TIMEOUT: 3_000 });
+    const svc = await service({ FFMPEG_PATH: marker }, { TOOL_ROUTE_TIMEOUT: 8_000 });
     try {
-      const res = await svc.merge({ video_urls: [url, url] });
+      const answer = svc.merge({ video_urls: [url, url] });
+      // ffmpeg starts once both videos are fetched and probed, well inside the window.
+      await waitFor(async () => ((await running()).length > 0 ? true : undefined), {
+        timeoutMs: 8_000,
+        intervalMs: 100,
+        what: 'ffmpeg to start',
+      });
+      const res = await answer;
       assert.equal(res.status, 504, JSON.stringify(res.body));
       assert.equal(res.body.code, 'TIMEOUT');
       const ended = Date.now();

@@ -73,7 +73,7 @@ describe('workflows, with mocked activities on a time-skipping server', function
   };
 
   before(async () => {
-    installTestRuntime();
+    await installTestRuntime();
     env = await TestWorkflowEnvironment.createTimeSkipping({
       server: { executable: { type: 'existing-path', path: await preparedTool('temporal-test-server.sh') } },
     });
@@ -361,17 +361,17 @@ describe('workflows, with mocked activities on a time-skipping server', function
     });
   });
 
-  it('tries a webhook delivery 4 times (1 s, 5 s, 15 s apart, skipped) and then marks it FAILED', async () => {
+  it('tries a webhook delivery 4 times (1 s, 5 s, 15 s apart, skipped), then marks it FAILED and fails', async () => {
     const input = { deliveryId: randomUUID(), series: 1 };
-    const result = await env.client.workflow.execute<typeof webhookDeliveryWorkflow>(
-      'webhookDeliveryWorkflow',
-      {
-        taskQueue,
-        workflowId: randomUUID(),
-        args: [input],
-      },
-    );
-    assert.equal(result, 'FAILED');
+    const result = env.client.workflow.execute<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      taskQueue,
+      workflowId: randomUUID(),
+      args: [input],
+    });
+    assert.deepEqual(await failureOf(result), {
+      type: 'WEBHOOK_DELIVERY_FAILED',
+      message: 'The endpoint answered HTTP 500.',
+    });
     assert.deepEqual(
       deliveries.filter((d) => d.input.deliveryId === input.deliveryId).map((d) => d.attempt),
       [1, 2, 3, 4],

@@ -3,6 +3,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@ast
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
+import { addLogContext } from '../../../core/logging/context';
 import type { KeyLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
 import { parse, type RequestSchema } from './parse';
@@ -108,7 +109,14 @@ export class RouteTable {
         spec.multipartBody && req.is('multipart/form-data')
           ? { ...spec.request, body: spec.multipartBody }
           : spec.request;
-      const result = await spec.handler(parse(request, req) as Input<S>, req, res);
+      const input = parse(request, req) as Input<S>;
+      // Valid ids only: parse has refused the request otherwise.
+      const { chatId, runId } = req.params as Record<string, unknown>;
+      addLogContext({
+        chatId: typeof chatId === 'string' ? chatId : undefined,
+        runId: typeof runId === 'string' ? runId : undefined,
+      });
+      const result = await spec.handler(input, req, res);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (res.headersSent) return;
       if (result.body === undefined) return void res.status(result.status).end();

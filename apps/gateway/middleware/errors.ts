@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, ServiceUnavailableError } from '../../../core/errors/app-error';
+import { httpErrors } from '../../../core/metrics/registry';
 
 interface HttpParserError {
   type?: string;
@@ -59,6 +60,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
       : (fromParserError(err as HttpParserError) ??
         fromUnavailable(err) ??
         new AppError('INTERNAL', 'Something went wrong on our side.'));
+  httpErrors.inc({ status: String(appError.status), code: appError.code });
   if (appError.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
   else if (appError.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, appError.message);
   else req.log.info({ code: appError.code }, appError.message);
