@@ -4,13 +4,14 @@ import type { Logger } from '../core/logging/logger';
 import type { ModelProvider } from '../core/model/types';
 import type { GuardedHttp } from '../core/net/guarded-http';
 import type { ObjectStorage } from '../core/storage/storage';
-import type { TemporalClientHandle } from '../core/temporal/connection';
+import type { WorkerTemporalClient } from '../core/temporal/connection';
 
 /** What the activities are built from, once per worker process; the worker supplies it. */
 export interface ActivityDeps {
   config: Config;
   db: Database;
-  temporal: TemporalClientHandle;
+  /** Over the worker's own connection: the deliveries activities start begin on this worker. */
+  temporal: WorkerTemporalClient;
   logger: Logger;
   storage: ObjectStorage;
   http: GuardedHttp;

@@ -7,7 +7,7 @@ import { createGuardedHttp } from '../core/net/guarded-http-client';
 import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
 import type { Tracing } from '../core/telemetry/tracing';
-import { createTemporalClient } from '../core/temporal/connection';
+import { createWorkerTemporalClient } from '../core/temporal/connection';
 import { testStack } from './stack';
 
 export interface TestWorker {
@@ -30,10 +30,8 @@ export async function startWorker(
   const stack = await testStack();
   const config = options.config ?? stack.config();
   const address = options.temporalAddress ?? stack.temporalAddress;
-  const temporal = createTemporalClient({
-    address,
-    namespace: config.TEMPORAL_NAMESPACE,
-  });
+  const connection = await NativeConnection.connect({ address });
+  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
   const deps: ActivityDeps = {
     config,
     db: stack.db,
@@ -44,7 +42,6 @@ export async function startWorker(
     model: createModelProvider(config),
     ...options.deps,
   };
-  const connection = await NativeConnection.connect({ address });
   const worker = await createWorker(deps, {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -60,7 +57,6 @@ export async function startWorker(
       worker.shutdown();
       await running;
       await connection.close();
-      await temporal.connection.close();
     },
   };
 }

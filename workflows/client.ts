@@ -30,15 +30,22 @@ import type { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 export interface Starter {
   client: Client;
   taskQueue: string;
+  /** The client is a worker's (see createWorkerTemporalClient): its starts may be eager. */
+  eagerStart?: boolean;
 }
 
 /** The starter of a process whose deps hold its Temporal client, its config and its logger. */
 export function starterOf(deps: {
-  temporal: { client: Client };
+  temporal: { client: Client; eagerStart?: boolean };
   config: { TEMPORAL_TASK_QUEUE: string };
   logger: Logger;
 }): Starter & { logger: Logger } {
-  return { client: deps.temporal.client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, logger: deps.logger };
+  return {
+    client: deps.temporal.client,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    logger: deps.logger,
+    eagerStart: deps.temporal.eagerStart ?? false,
+  };
 }
 
 /** Starts the chat's workflow for one run; a chat has one running execution at a time. */
@@ -120,6 +127,8 @@ export async function startDelivery(starter: Starter, delivery: RecordedDelivery
       args: [{ deliveryId: delivery.deliveryId, series: delivery.series }],
       typedSearchAttributes: attributes,
       staticSummary: `${delivery.event} to endpoint ${delivery.endpointId}`,
+      // Started by an activity on a worker: its first task comes back with the start's answer.
+      requestEagerStart: starter.eagerStart ?? false,
     });
     return true;
   } catch (err) {

@@ -8,7 +8,7 @@ import { freePort } from '../../core/process/ports';
 import { notifyReady, onShutdown } from '../../core/process/ready';
 import { sdkMetricsExporter } from '../../core/telemetry/temporal-runtime';
 import { startTracing } from '../../core/telemetry/tracing';
-import { createTemporalClient } from '../../core/temporal/connection';
+import { createWorkerTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createModelProvider } from '../../core/model';
@@ -30,11 +30,8 @@ async function main(): Promise<void> {
     },
   });
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
-  const temporal = createTemporalClient({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
-  });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
   const worker = await createWorker(
     {
       config,
@@ -68,7 +65,6 @@ async function main(): Promise<void> {
     http.closeAllConnections();
     http.close();
     await connection.close();
-    await temporal.connection.close();
     await db.close();
     await tracing?.shutdown();
   });

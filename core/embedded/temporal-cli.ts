@@ -34,6 +34,8 @@ export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAtt
  *   workflow or activity task to matching) polls at most 20 times a second by default: past a
  *   short burst every task hand-off waits ~50 ms for it. A cluster spreads that limit over
  *   hundreds of shards; one shard needs it raised.
+ * - Eager workflow start hands a workflow's first task to the worker whose activity started it (a
+ *   webhook delivery), in the start's answer.
  * - Eager activity execution hands an activity to the worker that scheduled it in the reply to its
  *   workflow task, skipping a trip through the task queue.
  */
@@ -46,6 +48,8 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
   'history.visibilityProcessorMaxPollRPS=2000',
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
+  '--dynamic-config-value',
+  'system.enableEagerWorkflowStart=true',
 ] as const;
 
 /**

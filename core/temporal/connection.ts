@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionLike } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 
 export interface TemporalClientHandle {
@@ -20,6 +20,31 @@ export function createTemporalClient(options: { address: string; namespace: stri
       namespace: options.namespace,
       interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     }),
+  };
+}
+
+/** A client on a worker's own connection (what a worker's activities start workflows with). */
+export interface WorkerTemporalClient {
+  client: Client;
+  /**
+   * Workflows it starts may ask for eager start: the server hands the first workflow task to this
+   * very worker in the start's answer, skipping the task queue's round trip.
+   */
+  eagerStart: boolean;
+}
+
+/** A client over the worker's NativeConnection, so the workflows its activities start can start eagerly. */
+export function createWorkerTemporalClient(
+  connection: ConnectionLike,
+  namespace: string,
+): WorkerTemporalClient {
+  return {
+    client: new Client({
+      connection,
+      namespace,
+      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    }),
+    eagerStart: true,
   };
 }
 
