@@ -11,6 +11,7 @@ import {
   loadHistory,
   openPlanWaitpoint,
   runUserId,
+  selectPlanReply,
   writeRunText,
   type FinishRunInput,
   type TerminalStatus,
@@ -112,6 +113,11 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       addLogContext({ userId: gate.userId });
       await startDeliveries(starter, gate.deliveries);
 
+      // A retry of a step whose plan was already put to the approver goes on with that plan.
+      const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
+      if (proposed && input.planWaitpoint)
+        return { kind: 'tools', reply: proposed, waitpointId: input.planWaitpoint.id };
+
       const history = await loadHistory(pool, input.runId);
       const messages = [
         ...history.map((m) => toModelMessage(m.role, m.contentBlocks)),
@@ -146,6 +152,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         runId: input.runId,
         waitpointId: input.planWaitpoint.id,
         plan: planOf(reply, input.step),
+        reply,
         timeoutMs: input.planWaitpoint.timeoutMs,
       });
       // A cancel that came in during the step: no plan is put to anyone.

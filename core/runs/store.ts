@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { ModelReply } from '../model/types';
 import type { ContentBlock, Plan } from '../schemas/runs';
 import {
   deliveriesColumn,
@@ -134,13 +135,13 @@ export async function writeRunText(
 }
 
 /**
- * Opens the plan's waitpoint and moves the run to WAITING, in one statement, only while the run is
- * RUNNING with no cancel asked for; a retry finds its waitpoint in place. False: the run is being
+ * Opens the plan's waitpoint, with the reply that proposed it, and moves the run to WAITING, in one
+ * statement, only while the run is RUNNING with no cancel asked for. False: the run is being
  * cancelled or has ended, and no waitpoint was opened.
  */
 export async function openPlanWaitpoint(
   pool: Pool,
-  input: { runId: string; waitpointId: string; plan: Plan; timeoutMs: number },
+  input: { runId: string; waitpointId: string; plan: Plan; reply?: ModelReply; timeoutMs: number },
 ): Promise<boolean> {
   const { rows } = await pool.query<{ open: boolean }>({
     name: 'run-open-waitpoint',
@@ -149,18 +150,36 @@ export async function openPlanWaitpoint(
               WHERE id = $2 AND status = 'RUNNING' AND "cancelRequestedAt" IS NULL
              RETURNING id
            ), opened AS (
-             INSERT INTO "Waitpoint" (id, "runId", type, status, plan, "expiresAt")
-             SELECT $1, waiting.id, 'PLAN_APPROVAL', 'PENDING', $3,
+             INSERT INTO "Waitpoint" (id, "runId", type, status, plan, reply, "expiresAt")
+             SELECT $1, waiting.id, 'PLAN_APPROVAL', 'PENDING', $3, $5,
                     now() + make_interval(secs => $4::double precision / 1000)
                FROM waiting
              ON CONFLICT (id) DO NOTHING
              RETURNING id
            )
-           SELECT EXISTS (SELECT 1 FROM opened)
-               OR EXISTS (SELECT 1 FROM "Waitpoint" WHERE id = $1 AND status = 'PENDING') AS open`,
-    values: [input.waitpointId, input.runId, JSON.stringify(input.plan), input.timeoutMs],
+           SELECT EXISTS (SELECT 1 FROM opened) AS open`,
+    values: [
+      input.waitpointId,
+      input.runId,
+      JSON.stringify(input.plan),
+      input.timeoutMs,
+      JSON.stringify(input.reply ?? null),
+    ],
   });
   return rows[0]?.open ?? false;
+}
+
+/**
+ * The reply a plan's waitpoint was opened with, when it was: a step retried after it opened (its
+ * worker died before the step's result was recorded) goes on with the plan the approver sees,
+ * whatever its decision, rather than asking the model for another.
+ */
+export async function selectPlanReply(pool: Pool, waitpointId: string): Promise<ModelReply | undefined> {
+  const { rows } = await pool.query<{ reply: ModelReply | null }>(
+    `SELECT reply FROM "Waitpoint" WHERE id = $1`,
+    [waitpointId],
+  );
+  return rows[0]?.reply ?? undefined;
 }
 
 export type WaitpointStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | 'CANCELLED';

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createAgentActivities } from '../../activities/agent';
+import { claimPlanDecision } from '../../core/runs/store';
+import { admitTurn } from '../../operations/runs/admission';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { createTestUser } from '../../testkit/users';
+import { startWorker, type TestWorker } from '../../testkit/worker';
+import { ScriptedModel } from '../support/scripted-model';
+
+/**
+ * The step activity on the real database, run as Temporal runs a retry: the same input again,
+ * after the first attempt's effects committed but its result was never recorded (its worker died).
+ */
+describe('a retried model step', function () {
+  this.timeout(60_000);
+  let gateway: TestGateway;
+  let worker: TestWorker;
+
+  before(async () => {
+    const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` });
+    gateway = await startGateway({ config });
+    worker = await startWorker({
+      config: (await testStack()).config({ TEMPORAL_TASK_QUEUE: `step-${randomUUID()}` }),
+    });
+  });
+  after(async () => {
+    await gateway.close();
+    await worker.stop();
+  });
+
+  it('goes on with the plan the approver saw, without asking the model for another', async () => {
+    const user = await createTestUser();
+    const { run } = await admitTurn(gateway.deps, {
+      userId: user.userId,
+      text: 'draw a cat',
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: true,
+    });
+    const planned = {
+      text: 'I will draw a cat.',
+      toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],
+    };
+    const other = {
+      text: 'I will draw a dog.',
+      toolCalls: [{ id: 'c2', toolName: 'ai_image_2', input: { prompt: 'a dog' } }],
+    };
+    const model = new ScriptedModel([planned, other]);
+    const activities = createAgentActivities({ ...worker.deps, model, toolSpecs: [] });
+    const env = new MockActivityEnvironment({
+      workflowExecution: { workflowId: run.chatId, runId: randomUUID() },
+    });
+    const input = {
+      runId: run.runId,
+      step: 1,
+      textSoFar: '',
+      contentBlocks: [],
+      turnMessages: [],
+      planWaitpoint: { id: randomUUID(), timeoutMs: 60_000 },
+    };
+
+    const first = await env.run(activities.agentStep, input);
+    assert.deepEqual(first, { kind: 'tools', reply: planned, waitpointId: input.planWaitpoint.id });
+    // The approver sees the plan and approves it; then the step runs again, as after a crash.
+    const { db } = await testStack();
+    const claimed = await claimPlanDecision(
+      db.pool,
+      { userId: user.userId, chatId: run.chatId, runId: run.runId, waitpointId: input.planWaitpoint.id },
+      { approved: true },
+    );
+    assert.equal(typeof claimed, 'object');
+
+    const retried = await env.run(activities.agentStep, input);
+    assert.deepEqual(retried, { kind: 'tools', reply: planned, waitpointId: input.planWaitpoint.id });
+    assert.equal(model.calls.length, 1, 'the model was asked once');
+  });
+});
