@@ -5,7 +5,7 @@ process.env.EMBEDDED_POSTGRES_DURABLE ??= 'false';
 module.exports = {
   require: ['tsx/cjs', 'test/support/hooks.ts'],
   spec: ['test/**/*.test.ts'],
-  ignore: ['test/faults/**', 'test/lifecycle/**'],
+  ignore: ['test/faults/**', 'test/lifecycle/**', 'test/cluster/**', 'test/chaos/**'],
   timeout: 60_000,
   slow: 2_000,
   exit: true,

@@ -24,6 +24,7 @@ import {
   type AgentStepInput,
   type AgentStepResult,
 } from '../workflows/agent.contract';
+import { refreshFileUrls } from '../core/storage/signing';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
@@ -120,7 +121,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
       const history = await loadHistory(pool, input.runId);
       const messages = [
-        ...history.map((m) => toModelMessage(m.role, m.contentBlocks)),
+        // Stored URLs may have expired; the model (and the tools it calls) get working ones.
+        ...history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
         ...input.turnMessages,
       ];
       const reply = await streamModelReply(deps, {

@@ -32,8 +32,22 @@ export function createToolsActivities(deps: ActivityDeps) {
      */
     async runTool(input: RunToolInput): Promise<ToolResult> {
       const ctx = Context.current();
-      const existing = await openToolCall(pool, input);
-      if (!existing) throw permanentFailure('RUN_NOT_ACTIVE', 'The run has ended; the tool was not started.');
+      const opened = await openToolCall(pool, {
+        ...input,
+        price: isToolName(input.toolName) ? TOOLS[input.toolName].price(deps.config) : '0',
+        maxActive: deps.config.MAX_ACTIVE_TOOL_CALLS_PER_USER,
+      });
+      if (opened.outcome === 'run-ended')
+        throw permanentFailure('RUN_NOT_ACTIVE', 'The run has ended; the tool was not started.');
+      if (opened.outcome === 'no-credits')
+        throw permanentFailure('INSUFFICIENT_CREDITS', 'The credit balance cannot pay for this tool call.');
+      // Retryable: the call waits, by the activity's retries, for one of the user's calls to end.
+      if (opened.outcome === 'at-cap')
+        throw ApplicationFailure.create({
+          type: 'ACTIVE_LIMIT',
+          message: 'Too many tool calls of this user are running; retry when one has finished.',
+        });
+      const existing = opened.call;
       if (existing.status === 'SUCCEEDED' && existing.result) return existing.result;
       if (existing.status === 'FAILED') {
         throw permanentFailure('PROVIDER_ERROR', existing.error ?? 'The tool call failed.');

@@ -8,6 +8,7 @@ import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
 import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
+import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
 import { recordEvent } from '../core/webhooks/store';
@@ -72,10 +73,13 @@ export function createWebhooksActivities(deps: ActivityDeps) {
         payload: WebhookEnvelope;
         url: string;
         secretEncrypted: string;
+        previousSecretEncrypted: string | null;
         live: boolean;
         userId: string;
       }>(
         `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
+                CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
+                  AS "previousSecretEncrypted",
                 e."isActive" AND e."deletedAt" IS NULL AS live
            FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
           WHERE d.id = $1`,
@@ -100,12 +104,17 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       }
 
       const body = serializeEnvelope(row.payload);
-      const headers = webhookHeaders({
-        secret: openSecret(deps.config.APP_SECRET, row.secretEncrypted),
+      const signing = webhookHeaders({
+        secret: openSecret(appSecrets(deps.config), row.secretEncrypted),
+        ...(row.previousSecretEncrypted === null
+          ? {}
+          : { previousSecret: openSecret(appSecrets(deps.config), row.previousSecretEncrypted) }),
         body,
         event: row.event,
         deliveryId,
       });
+      // The receiver can join the trace the event belongs to (empty while tracing is off).
+      const headers = { ...signing.headers, ...traceHeaders() };
       const startedAt = new Date();
       const started = performance.now();
       let statusCode: number | null = null;
@@ -114,8 +123,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       try {
         const res = await deps.http.request(row.url, {
           method: 'POST',
-          // The receiver can join the trace the event belongs to (empty while tracing is off).
-          headers: { ...headers, ...traceHeaders() },
+          headers,
           body,
           timeoutMs: ATTEMPT_TIMEOUT_MS,
           maxRedirects: 0,
@@ -135,8 +143,9 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
       await pool.query(
         `INSERT INTO "WebhookAttempt"
-                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
+                 "signedContent", "requestHeaders")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
         [
           randomUUID(),
@@ -148,6 +157,8 @@ export function createWebhooksActivities(deps: ActivityDeps) {
           statusCode,
           error,
           responseBody,
+          signing.signed,
+          JSON.stringify(headers),
         ],
       );
       deps.logger.info(

@@ -37,6 +37,9 @@ export async function openBench(stack: TestStack, selection: Selection): Promise
   const env = {
     SEND_RATE_LIMIT_PER_MINUTE: '100000000',
     API_RATE_LIMIT_PER_MINUTE: '100000000',
+    // One user drives the whole load: its per-user caps are raised as an operator would.
+    MAX_ACTIVE_RUNS_PER_USER: '100000000',
+    MAX_ACTIVE_TOOL_CALLS_PER_USER: '100000000',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',
     ALLOW_INSECURE_WEBHOOKS: 'true',
     STORAGE_LOCAL_DIR: storageDir,

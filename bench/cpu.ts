@@ -46,10 +46,17 @@ async function allStats(): Promise<Stat[]> {
   return (await Promise.all(pids.map(readStat))).filter((s): s is Stat => s !== undefined);
 }
 
-/** The bench's own children that make up the stack it started: the Temporal dev server and PostgreSQL. */
+/**
+ * The bench's own children that make up the stack it started: the Temporal dev server, or each
+ * service of the Temporal cluster (named by its --service), and PostgreSQL.
+ */
 export async function stackProcesses(): Promise<Record<string, number>> {
   const children = (await allStats()).filter((s) => s.ppid === process.pid);
   const found: Record<string, number> = {};
+  for (const service of children.filter((s) => s.comm === 'temporal-server')) {
+    const args = (await readFile(`/proc/${service.pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    found[`temporal ${args[args.indexOf('--service') + 1] ?? service.pid}`] = service.pid;
+  }
   const temporal = children.find((s) => s.comm === 'temporal');
   // The postmaster: its backends, and the walsender, checkpointer and the rest, are its children.
   const postgres = children.find((s) => s.comm === 'postgres');

@@ -9,12 +9,16 @@ import path from 'node:path';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
 import { startBare, type BareStack } from './bare';
+import { engineOf, startClusterEngine } from './engine';
 import { openBench, startServiceProcesses, type Bench } from './context';
+import { consoleRow } from './console';
 import { cropRow } from './crop';
 import { bareLoad, serviceLoad, type LoadOptions, type LoadWindow } from './load';
+import { mcpRows } from './mcp';
 import { printTable, type Row } from './report';
 import { ROW_KEYS, selectRows } from './selection';
 import { snapshotRows } from './snapshot';
+import { streamsRow } from './streams';
 import { endToEndRow, historyRows } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -24,6 +28,7 @@ const SAMPLES = {
   polls: N('BENCH_POLLS', 1000),
   crops: N('BENCH_CROPS', 40),
   turns: N('BENCH_TURNS', 40),
+  streams: N('BENCH_STREAMS', 1000),
 };
 const LOAD: LoadOptions = {
   chats: N('BENCH_SUSTAINED_CHATS', 32),
@@ -56,6 +61,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
   const { selection } = bench;
   if (selection.has('crop')) results.rows.push(await cropRow(bench, SAMPLES.crops));
   if (selection.has('snapshot')) results.rows.push(...(await snapshotRows(bench, SAMPLES.polls)));
+  if (selection.has('console')) results.rows.push(await consoleRow(bench));
   await bench.stopInProcess();
 
   let bareWindow: LoadWindow | undefined;
@@ -87,6 +93,8 @@ async function run(bench: Bench, results: Results): Promise<void> {
       await service.stop();
     }
   }
+  if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
+  if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams));
   if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
 }
 
@@ -96,13 +104,21 @@ async function main(): Promise<void> {
   // DATABASE_URL → the stack's PostgreSQL server (a fresh database is created on it).
   if (process.env.DATABASE_URL && !process.env.TEST_DATABASE_URL)
     process.env.TEST_DATABASE_URL = process.env.DATABASE_URL;
+  const engine = engineOf(process.argv.slice(2), process.env);
   const keys = ROW_KEYS.filter((k) => selection.keys.has(k));
   const load = os.loadavg().map((l) => l.toFixed(1));
   console.log(`bench: rows ${keys.join(', ')}; ${os.cpus().length} cores, load average ${load.join(' ')}`);
-  console.log('bench: starting stack (PostgreSQL + Temporal dev server)…');
+  const external = Boolean(process.env.TEST_DATABASE_URL);
+  let stopEngine: (() => Promise<void>) | undefined;
+  if (engine === 'cluster') {
+    console.log('bench: starting PostgreSQL + a Temporal cluster (four services on PostgreSQL)…');
+    stopEngine = await startClusterEngine();
+  } else {
+    console.log('bench: starting stack (PostgreSQL + Temporal dev server)…');
+  }
   const stack = await testStack();
   const postgres = await postgresDurability(stack);
-  const durability = `PostgreSQL ${process.env.TEST_DATABASE_URL ? '(external)' : '(embedded)'}: synchronous_commit=${postgres.synchronous_commit}, fsync=${postgres.fsync}`;
+  const durability = `Temporal: ${engine === 'cluster' ? 'cluster on PostgreSQL' : 'dev server (SQLite)'}; PostgreSQL ${external ? '(external)' : '(embedded)'}: synchronous_commit=${postgres.synchronous_commit}, fsync=${postgres.fsync}`;
   console.log(`bench: ${durability}`);
 
   const bench = await openBench(stack, selection);
@@ -123,6 +139,7 @@ async function main(): Promise<void> {
   const name = [
     new Date().toISOString().slice(0, 10),
     ...(selection.all ? [] : [keys.join('+')]),
+    ...(engine === 'cluster' ? ['cluster'] : []),
     ...(durable ? [] : ['not-durable']),
   ].join('-');
   const out = {
@@ -138,6 +155,7 @@ async function main(): Promise<void> {
       loadAverageAtEnd: os.loadavg().map((l) => l.toFixed(1)),
     },
     rowsMeasured: keys,
+    engine,
     postgres,
     samples: { ...SAMPLES, load: LOAD },
     rows,
@@ -150,6 +168,7 @@ async function main(): Promise<void> {
   await writeFile(path.join(dir, `${name}.json`), JSON.stringify(out, null, 2) + '\n');
   console.log(`\nwrote bench/results/${name}.json in ${out.durationSeconds.toFixed(0)} s`);
   await stopTestStack();
+  await stopEngine?.();
 }
 
 main().then(

@@ -11,8 +11,11 @@ export const ROW_KEYS = [
   'send',
   'e2e',
   'crop',
+  'mcp',
   'admission',
   'memory',
+  'streams',
+  'console',
 ] as const;
 
 export type RowKey = (typeof ROW_KEYS)[number];

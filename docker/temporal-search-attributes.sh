@@ -1,22 +1,25 @@
 #!/bin/sh
-# Registers the service's custom search attributes in the Temporal namespace. Idempotent: an
-# attribute that already exists is skipped, so this one-shot container can run on every
-# `docker compose up`. Keep the list in step with workflows/search-attributes.ts.
+# Creates the Temporal namespace when missing, then registers the service's custom search
+# attributes in it: what `npm run start:cluster` does through the API
+# (core/embedded/temporal-cluster.ts). Idempotent, so this one-shot container can run on every
+# `docker compose up`. The list is checked against workflows/search-attributes.ts by the cluster
+# suite (test/cluster/compose.test.ts).
 set -eu
 
 address="${TEMPORAL_ADDRESS:-temporal:7233}"
 namespace="${TEMPORAL_NAMESPACE:-default}"
-attributes="ChatId AgentRunId UserId ToolName AgentRunStatus WebhookEvent WebhookEndpointId"
+attributes="ChatId AgentRunId UserId ToolName AgentRunStatus AgentRunVia WebhookEvent WebhookEndpointId"
 
 tries=0
 until temporal operator namespace describe --namespace "$namespace" --address "$address" >/dev/null 2>&1; do
   tries=$((tries + 1))
   if [ "$tries" -ge 90 ]; then
-    echo "namespace '$namespace' did not appear on $address" >&2
+    echo "namespace '$namespace' could not be created on $address" >&2
     exit 1
   fi
-  echo "waiting for namespace '$namespace' on $address..."
-  sleep 2
+  # Fails while the frontend is not serving yet, or when another run created it meanwhile.
+  temporal operator namespace create --namespace "$namespace" --retention 7d --address "$address" >/dev/null 2>&1 ||
+    sleep 2
 done
 
 for name in $attributes; do

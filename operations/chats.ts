@@ -19,6 +19,7 @@ import {
   type MessageListQuery,
 } from '../core/schemas/chats';
 import { page } from '../core/schemas/common';
+import { refreshFileUrls } from '../core/storage/signing';
 import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
 
@@ -81,7 +82,9 @@ export function createChatsOperations(
       const byMessage = new Map<string, AttachmentRow[]>();
       for (const a of attachments) byMessage.set(a.messageId, [...(byMessage.get(a.messageId) ?? []), a]);
       return {
-        data: result.data.map((m) => toMessageDto(deps.storage, m, byMessage.get(m.id) ?? [])),
+        data: result.data.map((m) =>
+          refreshFileUrls(deps.config, toMessageDto(deps.storage, m, byMessage.get(m.id) ?? [])),
+        ),
         nextCursor: result.nextCursor,
       };
     },

@@ -23,6 +23,8 @@ export interface Caller {
   userId: string;
   /** Set when the caller came with an API key (public routes, MCP). */
   apiKeyId?: string;
+  /** Set when the caller came with an OAuth access token (MCP clients that sign in). */
+  oauthGrantId?: string;
   /** Set when the caller came with the signed-in session (management routes, the console). */
   sessionId?: string;
   /** The transport, for the records operators read (the run's summary in Temporal, logs). */

@@ -35,8 +35,8 @@ export function createFilesOperations(deps: OperationDeps) {
      * The stored object a signed URL names, without reading it yet: a conditional request or an
      * unsatisfiable range is answered from `info` alone.
      */
-    async openFile(key: string, sig: string | undefined): Promise<OpenedFile> {
-      if (!isValidKey(key) || !verifyKeySignature(deps.config, key, sig)) throw notFound();
+    async openFile(key: string, sig: string | undefined, expires: string | undefined): Promise<OpenedFile> {
+      if (!isValidKey(key) || !verifyKeySignature(deps.config, key, sig, expires)) throw notFound();
       const info = await deps.storage.stat(key).catch(toNotFound);
       const attachment = await deps.db.prisma.attachment.findUnique({
         where: { storageKey: key },

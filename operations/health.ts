@@ -5,6 +5,8 @@ import { temporalReachable } from '../core/temporal/connection';
 import type { OperationDeps } from './deps';
 
 const READINESS_TIMEOUT_MS = 2_000;
+/** /readyz is public: one check a second at most, whoever asks and however often. */
+const READINESS_CACHE_MS = 1_000;
 
 export interface Readiness {
   status: 'ready' | 'unavailable';
@@ -74,17 +76,31 @@ export function createHealthOperations(deps: OperationDeps) {
     }
   }
 
+  async function checkReadiness(): Promise<Readiness> {
+    const [database, temporalUp] = await Promise.all([
+      databaseReachable(deps.db.pool, READINESS_TIMEOUT_MS),
+      temporalReachable(connection, READINESS_TIMEOUT_MS),
+    ]);
+    return {
+      status: database && temporalUp ? 'ready' : 'unavailable',
+      database: database ? 'up' : 'down',
+      temporal: temporalUp ? 'up' : 'down',
+    };
+  }
+
+  // Callers during a check share it; its answer then serves for READINESS_CACHE_MS.
+  let cached: { answer: Promise<Readiness>; until: number } | undefined;
+
   const operations = {
-    async readiness(): Promise<Readiness> {
-      const [database, temporalUp] = await Promise.all([
-        databaseReachable(deps.db.pool, READINESS_TIMEOUT_MS),
-        temporalReachable(connection, READINESS_TIMEOUT_MS),
-      ]);
-      return {
-        status: database && temporalUp ? 'ready' : 'unavailable',
-        database: database ? 'up' : 'down',
-        temporal: temporalUp ? 'up' : 'down',
+    readiness(): Promise<Readiness> {
+      if (cached && Date.now() < cached.until) return cached.answer;
+      const entry = { answer: checkReadiness(), until: Number.POSITIVE_INFINITY };
+      cached = entry;
+      const expire = () => {
+        entry.until = Date.now() + READINESS_CACHE_MS;
       };
+      entry.answer.then(expire, expire);
+      return entry.answer;
     },
 
     /**

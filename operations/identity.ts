@@ -1,4 +1,4 @@
-import { hashPassword, verifyPassword } from '../core/auth/passwords';
+import { createPasswordHasher, PasswordHasherBusyError } from '../core/auth/passwords';
 import {
   API_KEY_PATTERN,
   API_KEY_SHOWN_PREFIX_LENGTH,
@@ -10,6 +10,7 @@ import { AppError, ConflictError, NotFoundError, UnauthorizedError } from '../co
 import {
   checkApiKey,
   deleteSession,
+  deleteSessionsOfUser,
   insertApiKey,
   insertSession,
   insertUser,
@@ -19,14 +20,21 @@ import {
   selectUser,
   selectUserByEmail,
 } from '../core/identity/store';
+import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
-import { consumeOrThrow, postgresLimiter, rateLimited, type KeyLimit } from './limits';
+import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 
 const SIGN_IN_WINDOW_SECONDS = 15 * 60;
+const MAX_LOCKOUT_SECONDS = 24 * 3600;
+const SIGN_UP_WINDOW_SECONDS = 3600;
 const WRONG_CREDENTIALS = 'The email or password is wrong.';
 const TOO_MANY_ATTEMPTS = 'Too many sign-in attempts; retry later.';
+const TOO_MANY_SIGN_UPS = 'Too many sign-ups; retry later.';
+/** How long a client waits when every hashing slot is taken: a hash takes well under a second. */
+const HASHER_BUSY_RETRY_SECONDS = 1;
 
 type UserDto = ReturnType<typeof toUserDto>;
 type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
@@ -41,23 +49,75 @@ export interface RateLimitState {
 /** Accounts, sessions and API keys. */
 export function createIdentityOperations(deps: OperationDeps) {
   const { config, db } = deps;
-  // Keyed by email, a distributed guess at one account is throttled; keyed by IP, one client
-  // trying many accounts is.
-  const signInByEmail = postgresLimiter(db, {
-    keyPrefix: 'sign-in-email',
-    points: config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
-    durationSeconds: SIGN_IN_WINDOW_SECONDS,
-  });
-  const signInByIp = postgresLimiter(db, {
-    keyPrefix: 'sign-in-ip',
-    points: config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
-    durationSeconds: SIGN_IN_WINDOW_SECONDS,
+  // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
+  // one client guessing at one account is locked out, with a backoff, while the owner signing in
+  // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
+  const limiter = (keyPrefix: string, points: number, durationSeconds: number) =>
+    postgresLimiter(db, { keyPrefix, points, durationSeconds });
+  const signInByIp = limiter('sign-in-ip', config.SIGN_IN_ATTEMPTS_PER_15_MINUTES, SIGN_IN_WINDOW_SECONDS);
+  const signInByAccountIp = limiter(
+    'sign-in-account-ip',
+    config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
+    SIGN_IN_WINDOW_SECONDS,
+  );
+  // How many lockouts a pair had in the last day: each doubles the next.
+  const lockouts = limiter('sign-in-lockouts', Number.MAX_SAFE_INTEGER, MAX_LOCKOUT_SECONDS);
+  // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address
+  // and over all addresses.
+  const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, SIGN_UP_WINDOW_SECONDS);
+  const signUpOverall = limiter(
+    'sign-up-all',
+    config.SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR,
+    SIGN_UP_WINDOW_SECONDS,
+  );
+  const passwords = createPasswordHasher({
+    concurrency: config.PASSWORD_HASH_CONCURRENCY,
+    queue: config.PASSWORD_HASH_QUEUE,
   });
 
+  async function hashing<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (!(err instanceof PasswordHasherBusyError)) throw err;
+      throw new AppError('SERVICE_UNAVAILABLE', 'The service is busy; retry in a moment.', undefined, {
+        'retry-after': String(HASHER_BUSY_RETRY_SECONDS),
+      });
+    }
+  }
+
+  /** Counts a failed attempt of the pair; the one that passes the limit starts a longer lockout. */
+  async function consumeAccountAttempt(pairKey: string): Promise<void> {
+    try {
+      await signInByAccountIp.consume(pairKey);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      let waitMs = rejection.msBeforeNext;
+      if (rejection.consumedPoints === signInByAccountIp.points + 1) {
+        const { consumedPoints: nth } = await lockouts.consume(pairKey);
+        const seconds = Math.min(SIGN_IN_WINDOW_SECONDS * 2 ** (nth - 1), MAX_LOCKOUT_SECONDS);
+        await signInByAccountIp.block(pairKey, seconds);
+        waitMs = seconds * 1000;
+      }
+      throw rateLimited(
+        TOO_MANY_ATTEMPTS,
+        signInByAccountIp.points,
+        0,
+        Math.max(1, Math.ceil(waitMs / 1000)),
+      );
+    }
+  }
+
   return {
-    async signUp(input: { email: string; password: string }): Promise<UserDto> {
+    async signUp(input: { email: string; password: string }, clientAddress: string): Promise<UserDto> {
       if (!config.ALLOW_SIGN_UP) throw new AppError('FORBIDDEN', 'Sign-up is disabled.');
-      const user = await insertUser(db, input.email, await hashPassword(input.password));
+      await consumeOrThrow(signUpByIp, clientAddress, TOO_MANY_SIGN_UPS);
+      await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
+      const user = await insertUser(db, {
+        email: input.email,
+        passwordHash: await hashing(() => passwords.hash(input.password)),
+        creditGrant: config.CREDIT_GRANT_ON_SIGN_UP,
+      });
       if (!user) throw new ConflictError('EMAIL_TAKEN', 'An account with this email already exists.');
       return toUserDto(user);
     },
@@ -68,15 +128,20 @@ export function createIdentityOperations(deps: OperationDeps) {
       clientAddress: string,
     ): Promise<{ user: UserDto; token: string; maxAgeSeconds: number }> {
       // Hashed: a key fits the table's varchar(255) whatever the email, and no email is stored there.
-      const emailKey = hashToken(input.email);
+      const pairKey = hashToken(`${input.email}\n${clientAddress}`);
+      // The pair first: its lockout, not the address's window, is what the backoff lengthens.
+      await consumeAccountAttempt(pairKey);
       await consumeOrThrow(signInByIp, clientAddress, TOO_MANY_ATTEMPTS);
-      await consumeOrThrow(signInByEmail, emailKey, TOO_MANY_ATTEMPTS);
       const user = await selectUserByEmail(db, input.email);
-      const passwordMatches = await verifyPassword(user?.passwordHash, input.password);
+      const passwordMatches = await hashing(() => passwords.verify(user?.passwordHash, input.password));
       if (!user || !passwordMatches) throw new UnauthorizedError(WRONG_CREDENTIALS);
-      // Only failures should count: the owner's earlier typos are forgotten, and a shared address
-      // (an office behind one NAT) is not locked out by its members signing in.
-      await Promise.all([signInByEmail.delete(emailKey), signInByIp.reward(clientAddress)]);
+      // Only failures should count: the owner's earlier typos (and lockouts) are forgotten, and a
+      // shared address (an office behind one NAT) is not locked out by its members signing in.
+      await Promise.all([
+        signInByAccountIp.delete(pairKey),
+        lockouts.delete(pairKey),
+        signInByIp.reward(clientAddress),
+      ]);
       const token = newSessionToken();
       const maxAgeSeconds = Math.floor(config.SESSION_TTL / 1000);
       await insertSession(db, user.id, hashToken(token), maxAgeSeconds);
@@ -87,6 +152,11 @@ export function createIdentityOperations(deps: OperationDeps) {
       if (caller.sessionId) await deleteSession(db, caller.sessionId);
     },
 
+    /** Every session of the user ends (a stolen cookie included); API keys are revoked apart. */
+    async signOutEverywhere(caller: Caller): Promise<void> {
+      await deleteSessionsOfUser(db, caller.userId);
+    },
+
     async currentUser(caller: Caller): Promise<UserDto> {
       return toUserDto(await selectUser(db, caller.userId));
     },
@@ -94,17 +164,24 @@ export function createIdentityOperations(deps: OperationDeps) {
     /** The full key is in this answer only; the database keeps its SHA-256. */
     async createApiKey(caller: Caller, input: { name: string }): Promise<ApiKeyDto & { key: string }> {
       const key = newApiKey();
-      const row = await insertApiKey(db, {
-        userId: caller.userId,
-        name: input.name,
-        prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH),
-        keyHash: hashToken(key),
-      });
+      const row = await insertApiKey(
+        db,
+        {
+          userId: caller.userId,
+          name: input.name,
+          prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH),
+          keyHash: hashToken(key),
+        },
+        config.MAX_API_KEYS_PER_USER,
+      );
+      if (!row) throw limitReached('MAX_API_KEYS_PER_USER', config.MAX_API_KEYS_PER_USER, 'API keys');
       return { ...toApiKeyDto(row), key };
     },
 
-    async listApiKeys(caller: Caller): Promise<Page<ApiKeyDto>> {
-      return { data: (await selectApiKeys(db, caller.userId)).map(toApiKeyDto), nextCursor: null };
+    async listApiKeys(caller: Caller, query: { limit: number; cursor?: string }): Promise<Page<ApiKeyDto>> {
+      const rows = await selectApiKeys(db, caller.userId, query);
+      const { data, nextCursor } = page(rows, query.limit, (row) => ({ at: row.createdAt, id: row.id }));
+      return { data: data.map(toApiKeyDto), nextCursor };
     },
 
     async revokeApiKey(caller: Caller, keyId: string): Promise<void> {

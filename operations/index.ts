@@ -4,6 +4,7 @@ import { createFilesOperations } from './files';
 import { createHealthOperations } from './health';
 import { createIdentityOperations } from './identity';
 import { keyLimits } from './limits';
+import { createOAuthOperations } from './oauth';
 import { createRunsOperations } from './runs';
 import { createToolsOperations } from './tools';
 import { createUploadsOperations } from './uploads';
@@ -20,6 +21,7 @@ export function createOperations(deps: OperationDeps) {
   const runs = createRunsOperations(deps);
   return {
     identity: createIdentityOperations(deps),
+    oauth: createOAuthOperations(deps),
     chats: createChatsOperations(deps, runs),
     runs,
     tools: createToolsOperations(deps),

@@ -95,3 +95,28 @@ export async function consumeOrThrow(
     throw rateLimited(message, limiter.points, rejection.remainingPoints, seconds(rejection.msBeforeNext));
   }
 }
+
+/** 422 LIMIT_REACHED: a per-user cap (its setting named in `details`) stops a creation. */
+export function limitReached(setting: string, max: number, what: string): AppError {
+  return new AppError(
+    'LIMIT_REACHED',
+    `You already have ${max} ${what}, the most allowed; remove one first.`,
+    [{ path: setting, message: `at most ${max} ${what} per user` }],
+  );
+}
+
+/**
+ * What `Retry-After` suggests to a user at an active cap: a slot frees when one of their runs or
+ * calls ends, which no clock can tell; a few seconds keeps a polling client cheap.
+ */
+const ACTIVE_LIMIT_RETRY_AFTER_SECONDS = 5;
+
+/** 429 ACTIVE_LIMIT: the user's work in progress is at its cap (its setting named in `details`). */
+export function activeLimit(setting: string, max: number, what: string): AppError {
+  return new AppError(
+    'ACTIVE_LIMIT',
+    `You already have ${max} ${what} in progress, the most allowed; retry when one has finished.`,
+    [{ path: setting, message: `at most ${max} ${what} in progress per user` }],
+    { 'retry-after': String(ACTIVE_LIMIT_RETRY_AFTER_SECONDS) },
+  );
+}

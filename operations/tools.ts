@@ -5,13 +5,21 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AppError, type ErrorCode } from '../core/errors/app-error';
 import { isFailureType } from '../core/errors/failures';
 import type { ToolResult } from '../core/schemas/events';
+import type { Config } from '../core/config/config';
+import { selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import { startToolCall, starterOf } from '../workflows/client';
 import type { Caller, OperationDeps } from './deps';
+import { idempotent } from './idempotency';
+import { activeLimit } from './limits';
+
+/** What every tool call can be refused for: the user's balance, and the user's calls running. */
+const ADMISSION_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS', 'ACTIVE_LIMIT'];
 
 /** The errors each tool can answer besides the common ones: the document lists them. */
 export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {
   crop_image: [
+    ...ADMISSION_ERRORS,
     'INVALID_RECTANGLE',
     'ATTACHMENT_NOT_FOUND',
     'UNSUPPORTED_MEDIA_TYPE',
@@ -21,6 +29,7 @@ export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {
     'TIMEOUT',
   ],
   ai_image_2: [
+    ...ADMISSION_ERRORS,
     'UNSUPPORTED_MEDIA_TYPE',
     'PAYLOAD_TOO_LARGE',
     'MEDIA_UNAVAILABLE',
@@ -29,6 +38,7 @@ export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {
     'TIMEOUT',
   ],
   merge_videos: [
+    ...ADMISSION_ERRORS,
     'UNSUPPORTED_MEDIA_TYPE',
     'PAYLOAD_TOO_LARGE',
     'MEDIA_UNAVAILABLE',
@@ -37,54 +47,88 @@ export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {
   ],
 };
 
+export interface ToolRequest {
+  name: ToolName;
+  input: unknown;
+}
+
 /** The three media tools, called directly and blocking. */
 export function createToolsOperations(deps: OperationDeps) {
+  /**
+   * Runs one tool call as its own workflow and waits for it within TOOL_ROUTE_TIMEOUT. Past the
+   * window the workflow is cancelled (its provider job with it) and the answer is 504 TIMEOUT;
+   * a permanent failure answers the error its type names; spent retries answer 502.
+   */
+  const callTool = async (caller: Caller, { name, input: rawInput }: ToolRequest): Promise<ToolResult> => {
+    const input = parseToolInput(name, rawInput);
+    if (TOOLS[name].provider(deps.config) === 'none') {
+      throw new AppError('PROVIDER_NOT_CONFIGURED', `No provider is configured for ${name}.`);
+    }
+    await refuseUnaffordable(deps, caller.userId, name);
+    const toolCallId = randomUUID();
+    addLogContext({ toolCallId });
+    const handle = await startToolCall(starterOf(deps), {
+      toolCallId,
+      toolName: name,
+      input,
+      userId: caller.userId,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
+    });
+    try {
+      const outcome = await Promise.race([handle.result(), timedOut]);
+      if (outcome === 'timeout') {
+        await handle.cancel().catch((err: Error) => deps.logger.warn({ err }, 'tool call cancel failed'));
+        throw new AppError('TIMEOUT', 'The tool did not finish in time.');
+      }
+      return outcome;
+    } catch (err) {
+      throw toAppError(err, deps.config);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
-    /**
-     * Runs one tool call as its own workflow and waits for it within TOOL_ROUTE_TIMEOUT. Past the
-     * window the workflow is cancelled (its provider job with it) and the answer is 504 TIMEOUT;
-     * a permanent failure answers the error its type names; spent retries answer 502.
-     */
-    async callTool(caller: Caller, name: ToolName, rawInput: unknown): Promise<ToolResult> {
-      const input = parseToolInput(name, rawInput);
-      if (TOOLS[name].provider(deps.config) === 'none') {
-        throw new AppError('PROVIDER_NOT_CONFIGURED', `No provider is configured for ${name}.`);
-      }
-      const toolCallId = randomUUID();
-      addLogContext({ toolCallId });
-      const handle = await startToolCall(starterOf(deps), {
-        toolCallId,
-        toolName: name,
-        input,
-        userId: caller.userId,
-      });
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
-      });
-      try {
-        const outcome = await Promise.race([handle.result(), timedOut]);
-        if (outcome === 'timeout') {
-          await handle.cancel().catch((err: Error) => deps.logger.warn({ err }, 'tool call cancel failed'));
-          throw new AppError('TIMEOUT', 'The tool did not finish in time.');
-        }
-        return outcome;
-      } catch (err) {
-        throw toAppError(err);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    /** Calls a tool, once per Idempotency-Key: a replay is never run, nor charged, again. */
+    callTool: idempotent(deps, 'callTool', {
+      fingerprint: (request: ToolRequest) => ({
+        name: request.name,
+        input: parseToolInput(request.name, request.input),
+      }),
+      run: callTool,
+    }),
   };
 }
 
 export type ToolsOperations = ReturnType<typeof createToolsOperations>;
 
-function toAppError(err: unknown): unknown {
+/**
+ * The quick answer before a workflow starts: 402 when the balance cannot pay the price, 429 when
+ * the user's calls are at their cap. The call's opening takes both for real (openToolCall), so a
+ * call racing past this check is still refused there, or waits for a slot.
+ */
+async function refuseUnaffordable(deps: OperationDeps, userId: string, name: ToolName): Promise<void> {
+  const allowance = await selectToolAllowance(deps.db.pool, userId, TOOLS[name].price(deps.config));
+  if (!allowance) return;
+  if (!allowance.canPay) {
+    throw new AppError('INSUFFICIENT_CREDITS', 'The credit balance cannot pay for this tool call.');
+  }
+  const max = deps.config.MAX_ACTIVE_TOOL_CALLS_PER_USER;
+  if (allowance.activeToolCalls >= max)
+    throw activeLimit('MAX_ACTIVE_TOOL_CALLS_PER_USER', max, 'tool calls');
+}
+
+function toAppError(err: unknown, config: Config): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
   let cause: unknown = err;
   while (cause instanceof Error) {
     // The failure the workflow ended with: a permanent one, or the last attempt's of a retried one.
+    if (cause instanceof ApplicationFailure && cause.type === 'ACTIVE_LIMIT') {
+      const max = config.MAX_ACTIVE_TOOL_CALLS_PER_USER;
+      return activeLimit('MAX_ACTIVE_TOOL_CALLS_PER_USER', max, 'tool calls');
+    }
     if (cause instanceof ApplicationFailure && isFailureType(cause.type))
       return new AppError(cause.type, cause.message);
     cause = cause.cause;

@@ -4,6 +4,8 @@
 # Order: $ENV_VAR; NAME on PATH; a copy built earlier into .tools/bin; `go install MODULE@VERSION`
 # into .tools/bin, showing progress, since such a build takes minutes. With --find (what tests
 # use: they never build anything) it stops before building and names the command that builds.
+# NAME may differ from the name `go install` gives the binary (the last element of the module's
+# path: Temporal's server and UI server are both `cmd/server`); the build is then renamed to NAME.
 set -euo pipefail
 find_only=false
 if [ "${1:-}" = --find ]; then find_only=true; shift; fi
@@ -29,12 +31,15 @@ fi
 
 if command -v go >/dev/null 2>&1; then
   echo "Building $name ($module) from source into .tools/bin (one time, takes a few minutes)..." >&2
-  mkdir -p "$tools_bin"
+  built_name=$(basename "${module%@*}")
+  # Each build gets its own GOBIN, so two builds of different `cmd/server` never meet.
+  gobin="$tools_bin/.build-$name"
+  mkdir -p "$gobin"
   # -x shows each build step, so a slow build is visibly alive.
-  if GOBIN="$tools_bin" GOFLAGS=-mod=mod go install -x "$module" 2>&1 \
+  if GOBIN="$gobin" GOFLAGS=-mod=mod go install -x "$module" 2>&1 \
     | grep --line-buffered -E '^(go: downloading|WORK=|mkdir -p \$WORK/b[0-9]+/$)' \
     | awk '/go: downloading/ { print; fflush(); next } { n++; if (n % 50 == 0) { printf "  ... %d build steps\n", n; fflush() } }' >&2 \
-    && [ -x "$tools_bin/$name" ]; then
+    && mv "$gobin/$built_name" "$tools_bin/$name" && rmdir "$gobin" && [ -x "$tools_bin/$name" ]; then
     echo "$name built: $tools_bin/$name" >&2
     echo "$tools_bin/$name"
     exit 0

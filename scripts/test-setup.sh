@@ -6,7 +6,7 @@
 # Temporal's time-skipping test server with Maven (Java is on every machine of ours), and installs
 # ffmpeg from Debian's packages when the user is root or has passwordless sudo; what it cannot do,
 # it says in one line and stops.
-# Usage: test-setup.sh [SUITE...]   SUITE: test, faults, lifecycle, fuzz, bench (none: every suite)
+# Usage: test-setup.sh [SUITE...]   SUITE: test, faults, lifecycle, fuzz, bench, cluster (none: every suite)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -59,7 +59,8 @@ debian_package() {
 # A tool one of the scripts in scripts/ finds, builds or installs (progress on stderr), printing its path.
 script_tool() {
   local label=$1 script=$2 path
-  path=$(bash "scripts/$script") || stop "$label: scripts/$script could not provide it (see above)."
+  # shellcheck disable=SC2086 # a script and its arguments, split on purpose
+  path=$(bash scripts/$script) || stop "$label: scripts/$script could not provide it (see above)."
   say "$label: $path"
 }
 
@@ -71,27 +72,32 @@ prepare() {
     minio) script_tool MinIO minio.sh ;;
     ffmpeg) debian_package ffmpeg ffmpeg ffprobe ;;
     schemathesis) script_tool Schemathesis schemathesis.sh ;;
-    # Headless Chromium for a browser suite would be one line: chromium) debian_package chromium chromium ;;
+    chromium) debian_package chromium chromium ;; # headless: the /docs check (test/gateway/docs-browser), the console's browser tests (test/console)
+    temporal-server) script_tool "Temporal server" "temporal-cluster-tool.sh server" ;;
+    temporal-sql-tool) script_tool "Temporal SQL tool" "temporal-cluster-tool.sh sql-tool" ;;
+    temporal-ui-server) script_tool "Temporal UI server" "temporal-cluster-tool.sh ui-server" ;;
     *) stop "unknown tool $1" ;;
   esac
   [ $((SECONDS - start)) -lt 5 ] || say "$1: took $((SECONDS - start)) s"
 }
 
 started=$SECONDS
-[ $# -gt 0 ] || set -- test faults lifecycle fuzz bench
+[ $# -gt 0 ] || set -- test faults lifecycle fuzz bench cluster
 tools=()
 for suite in "$@"; do
   # What each suite needs. A new suite (e.g. lifecycle) adds its line here and a `pre<script>`
   # npm script running `bash scripts/test-setup.sh <suite>`.
   case $suite in
     # Temporal dev server, its time-skipping test server (workflow unit tests), MinIO for the S3
-    # driver, ffmpeg for merge_videos
-    test) needs=(temporal test-server minio ffmpeg) ;;
+    # driver, ffmpeg for merge_videos, Chromium for /docs offline and the console's browser tests
+    test) needs=(temporal test-server minio ffmpeg chromium) ;;
     faults) needs=(temporal) ;;
     lifecycle) needs=(temporal) ;; # npm start's own tree
     fuzz) needs=(temporal ffmpeg schemathesis) ;; # the whole service, fuzzed by Schemathesis
-    bench) needs=(temporal) ;;
-    *) stop "unknown suite $suite (known: test, faults, lifecycle, fuzz, bench)" ;;
+    bench) needs=(temporal temporal-server temporal-sql-tool) ;; # --engine=cluster too
+    # npm run start:cluster's tree: the Temporal server's services, its SQL tool, its UI server
+    cluster) needs=(temporal-server temporal-sql-tool temporal-ui-server ffmpeg) ;;
+    *) stop "unknown suite $suite (known: test, faults, lifecycle, fuzz, bench, cluster)" ;;
   esac
   for tool in "${needs[@]}"; do
     [[ " ${tools[*]} " == *" $tool "* ]] || tools+=("$tool")

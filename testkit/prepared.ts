@@ -15,9 +15,9 @@ function stderrOf(err: unknown): string | undefined {
 }
 
 /** The path printed by one of the tool scripts of scripts/ (minio.sh, ...) in its look-up-only mode. */
-export async function preparedTool(script: string): Promise<string> {
+export async function preparedTool(script: string, args: readonly string[] = []): Promise<string> {
   try {
-    const { stdout } = await exec('bash', [path.join(ROOT, 'scripts', script), '--find']);
+    const { stdout } = await exec('bash', [path.join(ROOT, 'scripts', script), '--find', ...args]);
     return stdout.trim();
   } catch (err) {
     throw new Error(stderrOf(err) ?? String(err));

@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../core/config/config';
@@ -21,13 +22,15 @@ import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
  * The real infrastructure every test shares: one PostgreSQL (embedded, or TEST_DATABASE_URL) with
- * a fresh database per run, and one Temporal dev server started through the SDK.
+ * a fresh database per run, and one Temporal: a dev server started through the SDK, or the one at
+ * TEST_TEMPORAL_ADDRESS (the cluster suite points it at `npm run start:cluster`'s frontend).
  */
 export interface TestStack {
   /** A URL of the PostgreSQL server's maintenance database, for creating more databases. */
   adminUrl: string;
   databaseUrl: string;
-  temporal: TestWorkflowEnvironment;
+  /** A client of the Temporal the tests run on, in the namespace `default`. */
+  temporal: { client: TemporalClient };
   temporalAddress: string;
   /** The Temporal SDK runtime's Prometheus exporter (all in-process workers' SDK metrics). */
   sdkMetricsUrl: string;
@@ -80,17 +83,7 @@ async function start(): Promise<TestStack> {
   await migrate(databaseUrl);
 
   const sdkMetricsUrl = await installTestRuntime();
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: await preparedTool('temporal-cli.sh') },
-      searchAttributes: [...SEARCH_ATTRIBUTES],
-      // The Web UI, for the scripts that look at it (test/ops/web-ui-screenshots.ts).
-      ...(process.env.TEST_TEMPORAL_UI_PORT ? { uiPort: Number(process.env.TEST_TEMPORAL_UI_PORT) } : {}),
-      extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
-    },
-  });
-  teardown.unshift(() => temporal.teardown());
-  const temporalAddress = temporal.address;
+  const { temporal, temporalAddress } = await startTemporal();
 
   const baseEnv: Record<string, string> = {
     NODE_ENV: 'test',
@@ -114,6 +107,26 @@ async function start(): Promise<TestStack> {
     config: (overrides = {}) => loadConfig({ ...baseEnv, ...overrides }),
     createDatabase: createDatabase_,
   };
+}
+
+async function startTemporal(): Promise<{ temporal: { client: TemporalClient }; temporalAddress: string }> {
+  const external = process.env.TEST_TEMPORAL_ADDRESS;
+  if (external) {
+    const connection = await Connection.connect({ address: external });
+    teardown.unshift(() => connection.close());
+    return { temporal: { client: new TemporalClient({ connection }) }, temporalAddress: external };
+  }
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: await preparedTool('temporal-cli.sh') },
+      searchAttributes: [...SEARCH_ATTRIBUTES],
+      // The Web UI, for the scripts that look at it (test/ops/web-ui-screenshots.ts).
+      ...(process.env.TEST_TEMPORAL_UI_PORT ? { uiPort: Number(process.env.TEST_TEMPORAL_UI_PORT) } : {}),
+      extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG_FLAGS],
+    },
+  });
+  teardown.unshift(() => temporal.teardown());
+  return { temporal, temporalAddress: temporal.address };
 }
 
 let runtime: Promise<string> | undefined;

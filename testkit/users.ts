@@ -20,15 +20,19 @@ export interface TestUser {
   bearer: { authorization: string };
 }
 
+const TEST_USER_CREDITS = 1_000_000;
+
 /** A user with a live API key and session, written straight to the database. */
 export async function createTestUser(): Promise<TestUser> {
   const { db } = await testStack();
   const userId = randomUUID();
   const email = `user-${userId}@example.test`;
-  // Not a real hash: tests that sign in create their users through the sign-up route.
+  // Not a real hash: tests that sign in create their users through the sign-up route. The balance
+  // is ample, so only a test about credits meets the 402 (it sets its own balance).
   await db.pool.query(
-    `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ($1, $2, 'test-user-no-password', now())`,
-    [userId, email],
+    `INSERT INTO "User" (id, email, "passwordHash", "creditBalance", "updatedAt")
+     VALUES ($1, $2, 'test-user-no-password', $3, now())`,
+    [userId, email, TEST_USER_CREDITS],
   );
   const apiKey = newApiKey();
   const apiKeyId = randomUUID();

@@ -12,6 +12,7 @@ import {
   chatIdSearchAttribute,
   runIdSearchAttribute,
   runStatusSearchAttribute,
+  runViaSearchAttribute,
   toolNameSearchAttribute,
   userIdSearchAttribute,
   webhookEndpointIdSearchAttribute,
@@ -48,10 +49,17 @@ export function starterOf(deps: {
   };
 }
 
-/** Starts the chat's workflow for one run; a chat has one running execution at a time. */
+/** The route that admitted a run. */
+export type RunVia = 'rest' | 'mcp' | 'console';
+
+/**
+ * Starts the chat's workflow for one run; a chat has one running execution at a time. `via` goes
+ * in its records only (search attribute, summary), not in its input.
+ */
 export function startAgentRun(
   starter: Starter,
   input: AgentRunInput,
+  via: RunVia,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRunWorkflow>> {
   return starter.client.workflow.start<typeof agentRunWorkflow>(AGENT_WORKFLOW_TYPE, {
     workflowId: agentWorkflowId(input.chatId),
@@ -66,8 +74,9 @@ export function startAgentRun(
       { key: runIdSearchAttribute, value: input.runId },
       { key: userIdSearchAttribute, value: input.userId },
       { key: runStatusSearchAttribute, value: 'QUEUED' },
+      { key: runViaSearchAttribute, value: via },
     ],
-    staticSummary: `Agent run ${input.runId}${input.planMode ? ' (plan mode)' : ''}`,
+    staticSummary: `Agent run ${input.runId}${input.planMode ? ' (plan mode)' : ''} via ${via.toUpperCase()}`,
   });
 }
 

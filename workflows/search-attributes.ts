@@ -11,6 +11,8 @@ export const runStatusSearchAttribute = defineSearchAttributeKey(
   'AgentRunStatus',
   SearchAttributeType.KEYWORD,
 );
+/** The route that admitted the run: `rest`, `mcp` or `console`. */
+export const runViaSearchAttribute = defineSearchAttributeKey('AgentRunVia', SearchAttributeType.KEYWORD);
 export const webhookEventSearchAttribute = defineSearchAttributeKey(
   'WebhookEvent',
   SearchAttributeType.KEYWORD,
@@ -26,6 +28,7 @@ export const SEARCH_ATTRIBUTES = [
   userIdSearchAttribute,
   toolNameSearchAttribute,
   runStatusSearchAttribute,
+  runViaSearchAttribute,
   webhookEventSearchAttribute,
   webhookEndpointIdSearchAttribute,
 ] as const;

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import { pinoHttp } from 'pino-http';
 import { createOperations, type Operations } from '../../operations';
+import { redactUrlSignature } from '../../core/logging/logger';
+import { createMcpRouter } from '../mcp/router';
+import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
@@ -24,6 +27,8 @@ export interface GatewayApp {
   app: Express;
   routes: RouteTable;
   ops: Operations;
+  /** The MCP route and its OAuth endpoints (apps/mcp). */
+  mcp: Router;
 }
 
 /** Builds the Express app from its dependencies; main.ts and the tests both call this. */
@@ -45,6 +50,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
         return id;
       },
       autoLogging: { ignore: (req) => req.url === '/healthz' },
+      serializers: {
+        req: (req: { url?: string }) => (req.url ? { ...req, url: redactUrlSignature(req.url) } : req),
+      },
     }),
   );
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
@@ -65,10 +73,15 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerToolsRoutes(routes, ops);
   registerWebhooksRoutes(routes, ops);
   registerDocsRoutes(routes, deps.config);
+  routes.mirrorForSession([sessionGuard(ops, 'console')]);
   routes.methodNotAllowed();
+  app.use(consoleApp(deps.config));
   app.use(router);
+  // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
+  const mcp = createMcpRouter(ops, deps.config);
+  app.use(mcp);
 
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, routes, ops };
+  return { app, routes, ops, mcp };
 }

@@ -12,6 +12,19 @@ import {
   type EmbeddedPostgresHandle,
 } from '../../core/embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import {
+  defaultClusterPorts,
+  installTemporalSchemas,
+  portsOf,
+  registerNamespace,
+  resolveClusterTool,
+  startTemporalService,
+  startTemporalUi,
+  temporalServerEnv,
+  TEMPORAL_SERVICES,
+  waitForFrontend,
+  type ClusterPorts,
+} from '../../core/embedded/temporal-cluster';
 import { describeExit, startChild, type Child } from '../../core/process/child';
 import { portProblem } from '../../core/process/ports';
 import { reasonOf } from '../../core/process/reason';
@@ -22,21 +35,30 @@ import { lockDataFolder } from './lock';
  * `npm start`: the whole service on embedded defaults, as one process tree. PostgreSQL and the
  * Temporal dev server are started here unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere.
  *
+ * `npm run start:cluster` (--cluster): the production topology on one machine. Temporal runs as a
+ * cluster on PostgreSQL (core/embedded/temporal-cluster.ts: the four services as processes of
+ * their own, the schema installed or upgraded by the SQL tool, the UI server), with two gateways
+ * on one address (apps/stack/gateways.ts) and two workers. A process of the cluster that dies is
+ * started again, as an orchestrator would; its data stays in STACK_DATA_DIR (.data-cluster).
+ *
  * Each child runs in a process group of its own (see core/process/child.ts), so a Ctrl-C reaches
  * this process alone and the stop goes in order: the gateway (no new requests, those in flight
  * answered), the worker (its activities finish or are cancelled and reported, so the next start
  * resumes them at once), the Temporal server, PostgreSQL; each within a bounded grace.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const say = (line: string) => process.stdout.write(`[stack] ${line}\n`);
+const CLUSTER = process.argv.includes('--cluster');
+const say = (line: string) => process.stdout.write(`[${CLUSTER ? 'cluster' : 'stack'}] ${line}\n`);
 /** A folder as the messages show it: relative to where `npm start` runs when inside it. */
 const shown = (p: string) => (p.startsWith(ROOT + path.sep) ? path.relative(ROOT, p) : p);
 
 let stopping = false;
 let postgres: EmbeddedPostgresHandle | undefined;
 let postgresStarting: Promise<EmbeddedPostgresHandle> | undefined;
-let temporal: Child | undefined;
-let worker: Child | undefined;
+/** The dev server; or the UI server and the cluster's services, in the order they stop. */
+const temporal: Child[] = [];
+const workers: Child[] = [];
+/** The gateway; in the cluster, the process that runs the gateways. */
 let gateway: Child | undefined;
 let releaseLock: (() => Promise<void>) | undefined;
 let grace = 10_000;
@@ -51,6 +73,12 @@ function portSetting(name: string, fallback: number): number {
   return port;
 }
 
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
 async function appSecret(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'app-secret');
   if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
@@ -59,15 +87,42 @@ async function appSecret(dataDir: string): Promise<string> {
   return secret;
 }
 
-/** After its start, a child that exits on its own takes the whole stack down with it. */
-function watch(child: { name: string; exited: Child['exited'] }, lastLines?: () => string): void {
-  void child.exited.then((exit) => {
+/**
+ * After its start, a child that exits on its own takes the whole stack down with it; in the
+ * cluster, one that has a `restart` is started again instead, as an orchestrator would.
+ */
+function watch(
+  child: { name: string; pid?: number; exited: Child['exited'] },
+  lastLines?: () => string,
+  restart?: () => Promise<Child>,
+): void {
+  void child.exited.then(async (exit) => {
     if (stopping) return;
+    if (restart) {
+      say(`${child.name} (pid ${child.pid}) exited (${describeExit(exit)}); starting it again`);
+      try {
+        const next = await restart();
+        if (!stopping) say(`${next.name} running again (pid ${next.pid})`);
+      } catch (err) {
+        if (stopping) return;
+        say(`${child.name} could not be started again: ${reasonOf(err)}; stopping everything`);
+        void stop(1);
+      }
+      return;
+    }
     say(`${child.name} exited (${describeExit(exit)}); stopping everything`);
     const lines = lastLines?.();
     if (lines) process.stdout.write(`${lines}\n`);
     void stop(1);
   });
+}
+
+/** A child kept in `slots[index]` and, in the cluster, started again whenever it dies. */
+async function keep(slots: Child[], index: number, start: () => Promise<Child>): Promise<Child> {
+  const child = await start();
+  slots[index] = child;
+  watch(child, () => child.lastLines(), CLUSTER ? () => keep(slots, index, start) : undefined);
+  return child;
 }
 
 async function waitForTemporal(address: string, server: Child): Promise<void> {
@@ -90,6 +145,89 @@ async function waitForTemporal(address: string, server: Child): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/** One port per process of a kind: `base`, base + 2, ... (0 stays 0: the OS picks each). */
+function nthPort(base: number, index: number): number {
+  return base === 0 ? 0 : base + 2 * index;
+}
+
+/** The cluster's ports: the frontend and UI as `npm start` has them, the others by the names the
+ * server's config template reads (deploy/temporal/production.yaml), Temporal's defaults otherwise. */
+function clusterPorts(frontend: number, ui: number): ClusterPorts {
+  const defaults = defaultClusterPorts(frontend, ui);
+  const membership = (name: string, fallback: number) => {
+    const port = portSetting(name, fallback);
+    // The server records it in a PostgreSQL smallint; a larger one fails deep in its start.
+    if (port > 32_767)
+      throw new Error(`${name} must be below 32768 (Temporal keeps it in a smallint), not ${port}`);
+    return port;
+  };
+  return {
+    ...defaults,
+    frontendHttp: portSetting('FRONTEND_HTTP_PORT', defaults.frontendHttp),
+    history: portSetting('HISTORY_GRPC_PORT', defaults.history),
+    matching: portSetting('MATCHING_GRPC_PORT', defaults.matching),
+    worker: portSetting('WORKER_GRPC_PORT', defaults.worker),
+    membership: {
+      frontend: membership('FRONTEND_MEMBERSHIP_PORT', defaults.membership.frontend),
+      history: membership('HISTORY_MEMBERSHIP_PORT', defaults.membership.history),
+      matching: membership('MATCHING_MEMBERSHIP_PORT', defaults.membership.matching),
+      worker: membership('WORKER_MEMBERSHIP_PORT', defaults.membership.worker),
+    },
+  };
+}
+
+async function waitForHttp(url: string, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (!child.running())
+      throw new Error(`${child.name} exited before it answered on ${url}:\n${child.lastLines()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${child.name} did not answer on ${url}: ${reasonOf(err)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
+ * The Temporal cluster: schemas installed or upgraded, the frontend alone first (on an empty
+ * database the services race to write the cluster's metadata), then history, matching and worker;
+ * the namespace and search attributes; the UI server. Says the address of its frontend.
+ */
+async function startTemporalCluster(adminUrl: string, ports: ClusterPorts): Promise<string> {
+  // One after the other, so a first build's progress lines are read one tool at a time.
+  const server = await resolveClusterTool('server');
+  const sqlTool = await resolveClusterTool('sql-tool');
+  const uiServer = await resolveClusterTool('ui-server');
+  if (stopping) return '';
+  for (const line of await installTemporalSchemas(sqlTool, adminUrl)) say(`Temporal database ${line}`);
+  const env = temporalServerEnv(adminUrl, ports);
+  const address = `127.0.0.1:${ports.frontend}`;
+  for (const [index, service] of TEMPORAL_SERVICES.entries()) {
+    if (stopping) return '';
+    const child = await keep(temporal, index, async () => {
+      const started = startTemporalService(server, service, env);
+      if (service === 'frontend') await waitForFrontend(address, started);
+      return started;
+    });
+    say(`Temporal ${service} service started (pid ${child.pid})`);
+  }
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  await registerNamespace(address, namespace, SEARCH_ATTRIBUTES);
+  say(`namespace ${namespace} and its ${SEARCH_ATTRIBUTES.length} search attributes registered`);
+  if (stopping) return '';
+  const ui = await keep(temporal, TEMPORAL_SERVICES.length, async () => {
+    const started = startTemporalUi(uiServer, { frontendAddress: address, port: ports.ui, namespace });
+    await waitForHttp(`http://127.0.0.1:${ports.ui}/`, started);
+    return started;
+  });
+  say(`Temporal UI server started (pid ${ui.pid})`);
+  return address;
 }
 
 function startApp(name: string, script: string, env: NodeJS.ProcessEnv): Child {
@@ -136,8 +274,9 @@ async function stop(code: number): Promise<void> {
   // The gateway and the worker bound their own stop by SHUTDOWN_GRACE; the margin is for the
   // cancelled activities to report, and the connections to close.
   await stopChild(gateway, 'SIGTERM', grace + 5_000);
-  await stopChild(worker, 'SIGTERM', grace + 10_000);
-  await stopChild(temporal, 'SIGTERM', 10_000);
+  await Promise.all(workers.map((worker) => stopChild(worker, 'SIGTERM', grace + 10_000)));
+  // The UI server, then the cluster's services, the frontend last (or the dev server alone).
+  for (const child of [...temporal].reverse()) await stopChild(child, 'SIGTERM', 10_000);
   const pg = postgres ?? (await postgresStarting?.catch(() => undefined));
   if (pg) {
     const started = Date.now();
@@ -156,14 +295,18 @@ async function stop(code: number): Promise<void> {
 async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 
-  const dataDir = path.resolve(ROOT, process.env.STACK_DATA_DIR || '.data');
+  const dataDir = path.resolve(ROOT, process.env.STACK_DATA_DIR || (CLUSTER ? '.data-cluster' : '.data'));
   const pgPort = portSetting('STACK_POSTGRES_PORT', 5433);
   const temporalPort = portSetting('STACK_TEMPORAL_PORT', 7233);
   const temporalUiPort = portSetting('STACK_TEMPORAL_UI_PORT', 8233);
   const gatewayPort = portSetting('PORT', 3000);
   const metricsPort = portSetting('METRICS_PORT', 9464);
   const workerHttpPort = portSetting('WORKER_HTTP_PORT', 9465);
-  const gatewayHost = process.env.HOST || '0.0.0.0';
+  const processes = CLUSTER ? 2 : 1;
+  const cluster = CLUSTER ? clusterPorts(temporalPort, temporalUiPort) : undefined;
+  // Open sign-up, plain-http webhooks and private URLs are for this machine only: the stack listens
+  // on loopback unless HOST says otherwise.
+  const gatewayHost = process.env.HOST || '127.0.0.1';
   const graceSetting = parseDuration(process.env.SHUTDOWN_GRACE ?? '10s');
   if (graceSetting === undefined) throw new Error('SHUTDOWN_GRACE must be a duration such as 10s');
   grace = graceSetting;
@@ -180,7 +323,19 @@ async function main(): Promise<void> {
     ...(embeddedPostgres
       ? [[pgPort, '127.0.0.1', 'PostgreSQL (STACK_POSTGRES_PORT)'] as [number, string, string]]
       : []),
-    ...(embeddedTemporal
+    ...(embeddedTemporal && cluster
+      ? [
+          ...portsOf(cluster).map(
+            (port) => [port, '127.0.0.1', `the Temporal cluster (port ${port})`] as [number, string, string],
+          ),
+          [cluster.ui, '127.0.0.1', 'the Temporal UI server (STACK_TEMPORAL_UI_PORT)'] as [
+            number,
+            string,
+            string,
+          ],
+        ]
+      : []),
+    ...(embeddedTemporal && !cluster
       ? [
           [temporalPort, '127.0.0.1', 'the Temporal dev server (STACK_TEMPORAL_PORT)'] as [
             number,
@@ -195,8 +350,18 @@ async function main(): Promise<void> {
         ]
       : []),
     [gatewayPort, gatewayHost, 'the gateway (PORT)'],
-    [metricsPort, gatewayHost, "the gateway's metrics (METRICS_PORT)"],
-    [workerHttpPort, gatewayHost, "the worker's health and metrics (WORKER_HTTP_PORT)"],
+    ...Array.from({ length: processes }, (_, i): [number, string, string][] => [
+      [
+        nthPort(metricsPort, i),
+        gatewayHost,
+        `gateway ${i + 1}'s metrics (METRICS_PORT${i ? ` + ${2 * i}` : ''})`,
+      ],
+      [
+        nthPort(workerHttpPort, i),
+        gatewayHost,
+        `worker ${i + 1}'s health and metrics (WORKER_HTTP_PORT${i ? ` + ${2 * i}` : ''})`,
+      ],
+    ]).flat(),
   ];
   for (const [port, host, what] of ports) {
     if (port === 0) continue;
@@ -206,6 +371,7 @@ async function main(): Promise<void> {
   if (problems.length) throw new Error(`cannot start:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
   const env: NodeJS.ProcessEnv = {
+    HOST: gatewayHost,
     ALLOW_SIGN_UP: 'true',
     ALLOW_INSECURE_WEBHOOKS: 'true',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',
@@ -240,12 +406,16 @@ async function main(): Promise<void> {
     env.DATABASE_URL = postgres.url('agent_chat');
   }
 
-  if (embeddedTemporal) {
+  if (embeddedTemporal && cluster) {
+    const adminUrl = postgres ? postgres.url('postgres') : withDatabase(env.DATABASE_URL ?? '', 'postgres');
+    say(`starting the Temporal cluster, frontend on port ${cluster.frontend} (history in PostgreSQL)`);
+    env.TEMPORAL_ADDRESS = await startTemporalCluster(adminUrl, cluster);
+  } else if (embeddedTemporal) {
     const cli = await resolveTemporalCli();
     if (stopping) return;
     const dbFile = path.join(dataDir, 'temporal.db');
     say(`starting the Temporal dev server on port ${temporalPort} (history in ${shown(dbFile)})`);
-    temporal = startChild({
+    const server = startChild({
       name: 'the Temporal dev server',
       command: cli,
       args: devServerArgs({
@@ -257,9 +427,10 @@ async function main(): Promise<void> {
       env: process.env,
       lifelineSignal: 'SIGTERM',
     });
+    temporal.push(server);
     env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
-    await waitForTemporal(env.TEMPORAL_ADDRESS, temporal);
-    watch(temporal);
+    await waitForTemporal(env.TEMPORAL_ADDRESS, server);
+    watch(server);
   }
 
   if (stopping) return;
@@ -267,11 +438,28 @@ async function main(): Promise<void> {
   say(`migrations: ${migrated.applied.length} applied, ${migrated.alreadyApplied.length} already in place`);
 
   if (stopping) return;
-  worker = startApp('the worker', 'apps/worker/main.ts', env);
-  await waitForReady(worker);
-  watch(worker);
+  // Started together: most of a start is loading the code, which one core does while the other waits.
+  await Promise.all(
+    Array.from({ length: processes }, async (_, i) => {
+      const name = CLUSTER ? `worker ${i + 1}` : 'the worker';
+      const workerEnv = { ...env, WORKER_HTTP_PORT: String(nthPort(workerHttpPort, i)) };
+      const worker = await keep(workers, i, async () => {
+        const started = startApp(name, 'apps/worker/main.ts', workerEnv);
+        await waitForReady(started);
+        return started;
+      });
+      if (CLUSTER) say(`${name} ready (pid ${worker.pid})`);
+    }),
+  );
   if (stopping) return;
-  gateway = startApp('the gateway', 'apps/gateway/main.ts', env);
+  // In the cluster, one process runs the gateways and starts again any that dies (gateways.ts).
+  gateway = CLUSTER
+    ? startApp('the gateways', 'apps/stack/gateways.ts', {
+        ...env,
+        GATEWAY_PROCESSES: String(processes),
+        GATEWAY_METRICS_PORTS: Array.from({ length: processes }, (_, i) => nthPort(metricsPort, i)).join(','),
+      })
+    : startApp('the gateway', 'apps/gateway/main.ts', env);
   await waitForReady(gateway);
   watch(gateway);
 
@@ -279,14 +467,30 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      `  Gateway          http://localhost:${gatewayPort}   (API reference at /docs)`,
-      process.env.TEMPORAL_ADDRESS
-        ? `  Temporal         ${process.env.TEMPORAL_ADDRESS}`
-        : `  Temporal Web UI  http://localhost:${temporalUiPort}`,
-      `  Metrics          http://localhost:${metricsPort}/metrics (gateway), http://localhost:${workerHttpPort}/metrics (worker)`,
+      `  Console          http://localhost:${gatewayPort}/   (open it in a browser: sign up, chat, approve plans, keys, webhooks)`,
+      `  Gateway          http://localhost:${gatewayPort}   (API reference at /docs)${CLUSTER ? `, ${processes} gateways` : ''}`,
+      ...(CLUSTER ? [`  Workers          ${processes}, pids ${workers.map((w) => w.pid).join(', ')}`] : []),
+      ...(process.env.TEMPORAL_ADDRESS
+        ? [`  Temporal         ${process.env.TEMPORAL_ADDRESS}`]
+        : cluster
+          ? [
+              `  Temporal         127.0.0.1:${cluster.frontend} (frontend), history :${cluster.history}, matching :${cluster.matching}, worker :${cluster.worker}`,
+              `  Temporal Web UI  http://localhost:${cluster.ui}`,
+            ]
+          : [`  Temporal Web UI  http://localhost:${temporalUiPort}`]),
+      ...(embeddedPostgres
+        ? [
+            `  PostgreSQL       127.0.0.1:${pgPort} (databases agent_chat${cluster && embeddedTemporal ? ', temporal, temporal_visibility' : ''})`,
+          ]
+        : []),
+      ...Array.from(
+        { length: processes },
+        (_, i) =>
+          `  Metrics          http://localhost:${nthPort(metricsPort, i)}/metrics (gateway${CLUSTER ? ` ${i + 1}` : ''}), http://localhost:${nthPort(workerHttpPort, i)}/metrics (worker${CLUSTER ? ` ${i + 1}` : ''})`,
+      ),
       `  Data             ${shown(dataDir)}`,
       '',
-      '  Credentials: sign-up is open in this mode.',
+      '  Credentials: sign-up is open in this mode (in the console, or with curl):',
       `    curl -c jar -H 'content-type: application/json' -d '{"email":"me@example.com","password":"a-long-password"}' http://localhost:${gatewayPort}/api/auth/sign-up`,
       `    curl -b jar -c jar -H 'content-type: application/json' -d '{"email":"me@example.com","password":"a-long-password"}' http://localhost:${gatewayPort}/api/auth/sign-in`,
       `    curl -b jar -H 'content-type: application/json' -H 'origin: http://localhost:${gatewayPort}' -d '{"name":"dev"}' http://localhost:${gatewayPort}/api/keys`,

@@ -64,6 +64,17 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
     ...workflowObservation(options.tracing),
     // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
     maxHeartbeatThrottleInterval: '2 seconds',
+    maxCachedWorkflows: deps.config.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentWorkflowTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+    maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    maxConcurrentWorkflowTaskPolls: Math.min(
+      deps.config.WORKER_WORKFLOW_TASK_POLLERS,
+      deps.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+    ),
+    maxConcurrentActivityTaskPolls: Math.min(
+      deps.config.WORKER_ACTIVITY_TASK_POLLERS,
+      deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    ),
     ...(options.shutdownGraceMs === undefined
       ? {}
       : {

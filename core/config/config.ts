@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 
@@ -21,6 +22,49 @@ const optionalDuration = z
   .optional()
   .transform((v, ctx) => (v === undefined ? undefined : toMs(v, ctx)));
 
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const isProxyAddress = (entry: string): boolean => {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+};
+
+/**
+ * Whom the gateway believes about `X-Forwarded-For`: `false`/`0` nobody, a hop count (the
+ * proxies in front of it), or a comma-separated list of proxy addresses, CIDRs or Express's names
+ * (`loopback`, `linklocal`, `uniquelocal`). `true` is refused: it believes any client's header,
+ * which lets one client spray its rate-limit and lockout identity over made-up addresses.
+ */
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((v, ctx): false | number | string[] => {
+    const value = v.trim();
+    if (value === '' || value === 'false' || value === '0') return false;
+    if (/^\d+$/.test(value)) return Number(value);
+    if (value === 'true') {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          "true would believe any client's X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses",
+      });
+      return z.NEVER;
+    }
+    const entries = value.split(',').map((e) => e.trim());
+    if (!entries.every(isProxyAddress)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected false, a hop count, or a comma-separated list of proxy addresses or CIDRs',
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalString = z
@@ -39,8 +83,31 @@ export const configSchema = z
     PORT: port(3000),
     HOST: z.string().default('0.0.0.0'),
     PUBLIC_BASE_URL: z.url().optional(),
+    /**
+     * Browser origins allowed to call /mcp besides PUBLIC_BASE_URL's own (DNS-rebinding defence):
+     * comma-separated, e.g. `http://localhost:6274` for the MCP Inspector. A request without an
+     * Origin header (a desktop client, a server) is not a browser and is not refused for it.
+     */
+    MCP_ALLOWED_ORIGINS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.url({ protocol: /^https?$/ }))),
+    /**
+     * How long wait_for_run and resources/subscribe block at most: under an MCP client's request
+     * timeout (60 s in the SDKs).
+     */
+    MCP_WAIT_MAX: duration('55s'),
+    /** Lifetimes of the OAuth tokens MCP clients get: short access, rotating refresh. */
+    OAUTH_ACCESS_TOKEN_TTL: duration('1h'),
+    OAUTH_REFRESH_TOKEN_TTL: duration('30d'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    TRUST_PROXY: bool(false),
+    TRUST_PROXY: trustProxy,
     HTTP_HEADERS_TIMEOUT: duration('15s'),
     HTTP_REQUEST_TIMEOUT: duration('120s'),
     /**
@@ -56,6 +123,18 @@ export const configSchema = z
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
+    /**
+     * Worker tuning (README "Worker tuning" gives the measurements behind each default). Workflow
+     * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
+     */
+    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
+    /** Workflow tasks the worker runs at once; its pollers are at most this many. */
+    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(40),
+    /** Activities (model steps, tool calls, webhook POSTs) the worker runs at once. */
+    WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
+    /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
+    WORKER_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).default(10),
+    WORKER_ACTIVITY_TASK_POLLERS: positiveInt(10),
 
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// connection URL'),
     DATABASE_POOL_SIZE: positiveInt(10),
@@ -64,6 +143,21 @@ export const configSchema = z
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('agent-chat'),
 
     APP_SECRET: z.string().min(32, 'must be at least 32 characters of random text'),
+    /**
+     * Earlier APP_SECRETs, comma-separated, while a rotation is under way: they still open webhook
+     * secrets sealed under them and still verify file URLs signed with them; only APP_SECRET seals
+     * and signs anew.
+     */
+    APP_SECRET_PREVIOUS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.string().min(32, 'each must be at least 32 characters of random text'))),
 
     ALLOW_SIGN_UP: bool(true),
     ALLOW_INSECURE_WEBHOOKS: bool(false),
@@ -71,9 +165,43 @@ export const configSchema = z
     SESSION_TTL: duration('7d'),
     SEND_RATE_LIMIT_PER_MINUTE: positiveInt(60),
     API_RATE_LIMIT_PER_MINUTE: positiveInt(1200),
+    /**
+     * Failed sign-ins per client address, and per (account, address), in 15 minutes; past it the
+     * pair is locked out for 15 minutes, doubling with each lockout up to 24 hours.
+     */
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
+    /** Sign-up attempts (taken emails included) per client address in an hour. */
+    SIGN_UP_RATE_LIMIT_PER_HOUR: positiveInt(10),
+    /** Sign-up attempts over all clients in an hour: bounds a spread-out enumeration. */
+    SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR: positiveInt(1000),
+    /** Argon2 hashes run at once per gateway (19 MiB each) ... */
+    PASSWORD_HASH_CONCURRENCY: positiveInt(4),
+    /** ... and how many more may wait; past that sign-up and sign-in answer 503 with Retry-After. */
+    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).default(32),
+    /** Redeliveries a user may ask for in an hour, over all their webhook deliveries. */
+    WEBHOOK_REDELIVERIES_PER_HOUR: positiveInt(30),
     PLAN_APPROVAL_TIMEOUT: duration('24h'),
+    /** Live (unrevoked) API keys one user may hold; past it, 422 LIMIT_REACHED. */
+    MAX_API_KEYS_PER_USER: positiveInt(20),
+    /** Webhook endpoints (not deleted) one user may hold; past it, 422 LIMIT_REACHED. */
+    MAX_WEBHOOK_ENDPOINTS_PER_USER: positiveInt(10),
+    /**
+     * Runs not yet terminal (QUEUED, RUNNING, WAITING) over all of a user's chats: what one user
+     * can hold of the worker. A send past it answers 429 ACTIVE_LIMIT.
+     */
+    MAX_ACTIVE_RUNS_PER_USER: positiveInt(10),
+    /**
+     * Tool calls running at once for one user (direct calls and runs' calls together). A direct
+     * call past it answers 429 ACTIVE_LIMIT; a run's call waits (retried) for a slot.
+     */
+    MAX_ACTIVE_TOOL_CALLS_PER_USER: positiveInt(4),
+    /** A new account's starting credit balance (decimal); 0 leaves new accounts unable to call tools. */
+    CREDIT_GRANT_ON_SIGN_UP: price('100'),
+    // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
+    STREAM_HEARTBEAT_INTERVAL: duration('15s'),
     TOOL_ROUTE_TIMEOUT: duration('5m'),
+    /** How long a request waits for the first request with its Idempotency-Key before 409. */
+    IDEMPOTENCY_WAIT: duration('5s'),
     /**
      * Fault injection for the fault suite only: the send route waits this long between its
      * database commit and the workflow start, so a test can kill the gateway there. Refused in
@@ -90,6 +218,11 @@ export const configSchema = z
     S3_SECRET_ACCESS_KEY: optionalString,
     S3_FORCE_PATH_STYLE: bool(false),
     ASSET_PUBLIC_BASE_URL: optionalString,
+    /**
+     * How long a gateway file URL (`/files/{key}?exp=…&sig=…`) works. Reads of a message, run or
+     * tool result answer freshly signed URLs, so this bounds how long a leaked URL is good for.
+     */
+    FILE_URL_TTL: duration('7d'),
 
     MODEL_PROVIDER: z.enum(['none', 'local', 'openai']).default('none'),
     OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
@@ -106,9 +239,20 @@ export const configSchema = z
 
     FFMPEG_PATH: z.string().default('ffmpeg'),
     FFPROBE_PATH: z.string().default('ffprobe'),
+    /** ffmpeg's wall-clock limit for one merge (ffprobe has 30 s); within the tool's 6 minutes. */
+    FFMPEG_TIMEOUT: duration('5m'),
+    /** The address space ffmpeg and ffprobe may map (ulimit -v), in bytes. */
+    FFMPEG_MAX_MEMORY_BYTES: positiveInt(4 * 1024 * 1024 * 1024),
     MERGE_MAX_INPUT_SECONDS: positiveInt(600),
     MERGE_MAX_TOTAL_BYTES: positiveInt(200 * 1024 * 1024),
     FETCH_MAX_BYTES: positiveInt(200 * 1024 * 1024),
+    /**
+     * An input image (crop_image, ai_image_2 edits) is read into memory: at most this many bytes
+     * are streamed in, then the download is cut. 20 MB, as an upload.
+     */
+    IMAGE_FETCH_MAX_BYTES: positiveInt(20 * 1024 * 1024),
+    /** The longest side (displayed, in pixels) of a video merge_videos takes, read by ffprobe before decoding. */
+    MERGE_MAX_INPUT_SIDE: positiveInt(4096),
     FETCH_TIMEOUT: duration('30s'),
     OUTBOUND_CA_FILE: optionalString,
 
@@ -128,6 +272,17 @@ export const configSchema = z
     if (c.MODEL_PROVIDER === 'openai') need('OPENAI_API_KEY', 'MODEL_PROVIDER=openai');
     if (c.IMAGE_PROVIDER === 'prediction') need('PREDICTION_API_URL', 'IMAGE_PROVIDER=prediction');
     if (c.IMAGE_PROVIDER === 'openai') need('OPENAI_API_KEY', 'IMAGE_PROVIDER=openai');
+    // The switches that open the service to its own network are for development and tests; a
+    // production deployment that carries one over refuses to start rather than run exposed.
+    for (const unsafe of ['ALLOW_INSECURE_WEBHOOKS', 'ALLOW_PRIVATE_NETWORK_URLS'] as const) {
+      if (c.NODE_ENV === 'production' && c[unsafe]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [unsafe],
+          message: 'is for development and tests only and may not be true when NODE_ENV=production',
+        });
+      }
+    }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_BEFORE_START !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -168,6 +323,11 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
     }
     throw err;
   }
+}
+
+/** APP_SECRET first (it seals and signs), then APP_SECRET_PREVIOUS (they only open and verify). */
+export function appSecrets(config: Pick<Config, 'APP_SECRET' | 'APP_SECRET_PREVIOUS'>): string[] {
+  return [config.APP_SECRET, ...config.APP_SECRET_PREVIOUS];
 }
 
 export function publicBaseUrl(config: Config): string {

@@ -4,15 +4,24 @@ import { promisify } from 'node:util';
 import type { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 
-const SCRIPT = path.resolve(__dirname, '../../scripts/temporal-cli.sh');
+const SCRIPTS = path.resolve(__dirname, '../../scripts');
 
-/** The one way every part of the project finds (or builds) the Temporal CLI: scripts/temporal-cli.sh. */
-export async function resolveTemporalCli(): Promise<string> {
-  const child = promisify(execFile)('bash', [SCRIPT], { maxBuffer: 1024 * 1024 });
-  // The build's progress goes to stderr; show it as it happens.
+/**
+ * The path printed by one of the tool scripts of scripts/, which finds a tool or builds it once;
+ * the build's progress (stderr) is shown as it happens.
+ */
+export async function resolveScriptTool(script: string, args: readonly string[] = []): Promise<string> {
+  const child = promisify(execFile)('bash', [path.join(SCRIPTS, script), ...args], {
+    maxBuffer: 1024 * 1024,
+  });
   child.child.stderr?.pipe(process.stderr);
   const { stdout } = await child;
   return stdout.trim().split('\n').pop() ?? '';
+}
+
+/** The one way every part of the project finds (or builds) the Temporal CLI: scripts/temporal-cli.sh. */
+export function resolveTemporalCli(): Promise<string> {
+  return resolveScriptTool('temporal-cli.sh');
 }
 
 export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAttributeType>[]): string[] {

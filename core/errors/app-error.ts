@@ -24,11 +24,17 @@ export const ERROR_STATUS = {
   WAITPOINT_RESOLVED: 409,
   EMAIL_TAKEN: 409,
   DELIVERY_IN_PROGRESS: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  PLAN_CHANGED: 409,
+  INSUFFICIENT_CREDITS: 402,
   PAYLOAD_TOO_LARGE: 413,
   RANGE_NOT_SATISFIABLE: 416,
   UNSUPPORTED_MEDIA_TYPE: 415,
   MEDIA_UNAVAILABLE: 422,
+  LIMIT_REACHED: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
+  ACTIVE_LIMIT: 429,
   INTERNAL: 500,
   PROVIDER_ERROR: 502,
   PROVIDER_NOT_CONFIGURED: 503,
@@ -51,6 +57,8 @@ export class AppError extends Error {
     message: string,
     readonly details?: readonly ErrorDetail[],
     readonly headers?: Readonly<Record<string, string>>,
+    /** Members the envelope carries besides error, code and details (documented on Error). */
+    readonly fields?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = 'AppError';
@@ -88,7 +96,12 @@ export class ConflictError extends AppError {
   constructor(
     code: Extract<
       ErrorCode,
-      'RUN_ACTIVE' | 'RUN_NOT_ACTIVE' | 'WAITPOINT_RESOLVED' | 'EMAIL_TAKEN' | 'DELIVERY_IN_PROGRESS'
+      | 'RUN_ACTIVE'
+      | 'RUN_NOT_ACTIVE'
+      | 'WAITPOINT_RESOLVED'
+      | 'PLAN_CHANGED'
+      | 'EMAIL_TAKEN'
+      | 'DELIVERY_IN_PROGRESS'
     >,
     message: string,
   ) {

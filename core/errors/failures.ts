@@ -20,13 +20,24 @@ export const FAILURE_TYPES = {
   RUN_NOT_FOUND: 'RUN_NOT_FOUND',
   RUN_NOT_ACTIVE: 'RUN_NOT_ACTIVE',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'WEBHOOK_ENDPOINT_NOT_FOUND',
+  INSUFFICIENT_CREDITS: 'INSUFFICIENT_CREDITS',
+  ACTIVE_LIMIT: 'ACTIVE_LIMIT',
 } as const satisfies Record<string, ErrorCode>;
 
 export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];
 
 /** A failure no retry can mend: bad input, a provider's 4xx, a missing row. */
-export function permanentFailure(type: FailureType, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: true });
+/**
+ * `message` may reach the client (a tool call's error); `detail` (a provider's own words) stays
+ * in the failure's details, which Temporal keeps for operators, and never reaches a client.
+ */
+export function permanentFailure(type: FailureType, message: string, detail?: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: true,
+    ...(detail === undefined ? {} : { details: [detail] }),
+  });
 }
 
 export function isFailureType(value: unknown): value is FailureType {

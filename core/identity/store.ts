@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { insertUnderCap } from '../db/caps';
 import type { Database } from '../db/client';
+import { decodeCursor } from '../schemas/common';
 
 /**
  * The identity feature's SQL: users, sessions and API keys. Prisma serves the plain CRUD of keys
@@ -12,34 +14,38 @@ export interface UserRow {
   email: string;
   passwordHash: string;
   createdAt: Date;
+  creditBalance: string;
 }
 
-/** Undefined when the email is taken: ON CONFLICT, so two racing sign-ups get one account. */
+const USER_COLUMNS = 'id, email, "passwordHash", "createdAt", "creditBalance"::text AS "creditBalance"';
+
+/**
+ * Undefined when the email is taken: ON CONFLICT, so two racing sign-ups get one account. The
+ * account starts with `creditGrant` credits.
+ */
 export async function insertUser(
   db: Database,
-  email: string,
-  passwordHash: string,
+  input: { email: string; passwordHash: string; creditGrant: string },
 ): Promise<UserRow | undefined> {
   const { rows } = await db.pool.query<UserRow>(
-    `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ($1, $2, $3, now())
-     ON CONFLICT (email) DO NOTHING RETURNING id, email, "passwordHash", "createdAt"`,
-    [randomUUID(), email, passwordHash],
+    `INSERT INTO "User" (id, email, "passwordHash", "creditBalance", "updatedAt") VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (email) DO NOTHING RETURNING ${USER_COLUMNS}`,
+    [randomUUID(), input.email, input.passwordHash, input.creditGrant],
   );
   return rows[0];
 }
 
 export async function selectUserByEmail(db: Database, email: string): Promise<UserRow | undefined> {
-  const { rows } = await db.pool.query<UserRow>(
-    'SELECT id, email, "passwordHash", "createdAt" FROM "User" WHERE email = $1',
-    [email],
-  );
+  const { rows } = await db.pool.query<UserRow>(`SELECT ${USER_COLUMNS} FROM "User" WHERE email = $1`, [
+    email,
+  ]);
   return rows[0];
 }
 
 export function selectUser(db: Database, userId: string) {
   return db.prisma.user.findUniqueOrThrow({
     where: { id: userId },
-    select: { id: true, email: true, createdAt: true },
+    select: { id: true, email: true, createdAt: true, creditBalance: true },
   });
 }
 
@@ -53,6 +59,10 @@ export async function insertSession(db: Database, userId: string, tokenHash: str
 
 export async function deleteSession(db: Database, sessionId: string): Promise<void> {
   await db.pool.query('DELETE FROM "Session" WHERE id = $1', [sessionId]);
+}
+
+export async function deleteSessionsOfUser(db: Database, userId: string): Promise<void> {
+  await db.pool.query('DELETE FROM "Session" WHERE "userId" = $1', [userId]);
 }
 
 /** The live session a cookie's token names, if any. */
@@ -111,17 +121,51 @@ export async function checkApiKey(
   return rows[0];
 }
 
+export interface ApiKeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+}
+
+/** Undefined when the user already holds `max` live keys (nothing is written then). */
 export function insertApiKey(
   db: Database,
   input: { userId: string; name: string; prefix: string; keyHash: string },
-) {
-  return db.prisma.apiKey.create({ data: input });
+  max: number,
+): Promise<ApiKeyRow | undefined> {
+  return insertUnderCap(
+    db.pool,
+    {
+      userId: input.userId,
+      countSql: 'SELECT count(*) FROM "ApiKey" WHERE "userId" = $1 AND "revokedAt" IS NULL',
+      max,
+    },
+    async (client) => {
+      const { rows } = await client.query<ApiKeyRow>(
+        `INSERT INTO "ApiKey" (id, "userId", name, prefix, "keyHash") VALUES ($1, $2, $3, $4, $5)
+         RETURNING id, name, prefix, "lastUsedAt", "createdAt"`,
+        [randomUUID(), input.userId, input.name, input.prefix, input.keyHash],
+      );
+      return rows[0] as ApiKeyRow;
+    },
+  );
 }
 
-export function selectApiKeys(db: Database, userId: string) {
+/** One page (plus one row telling whether another follows) of a user's live keys, newest first. */
+export function selectApiKeys(db: Database, userId: string, query: { limit: number; cursor?: string }) {
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   return db.prisma.apiKey.findMany({
-    where: { userId, revokedAt: null },
+    where: {
+      userId,
+      revokedAt: null,
+      ...(after
+        ? { OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] }
+        : {}),
+    },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: query.limit + 1,
   });
 }
 

@@ -10,6 +10,7 @@ export const REDACT_PATHS = [
   'req.headers.cookie',
   'req.headers["x-api-key"]',
   'res.headers["set-cookie"]',
+  'req.query.sig',
   '*.password',
   '*.secret',
   '*.key',
@@ -20,6 +21,14 @@ export const REDACT_PATHS = [
   '*.tokenHash',
   '*.secretEncrypted',
 ];
+
+/**
+ * A URL as it may be logged: the `sig` of a signed file URL is a bearer credential for that file,
+ * so its value is blanked wherever it stands in the query.
+ */
+export function redactUrlSignature(url: string): string {
+  return url.replace(/([?&]sig=)[^&#]*/g, '$1[redacted]');
+}
 
 /**
  * Every line carries the ids of the request or activity it was written for (userId, chatId,

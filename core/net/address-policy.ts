@@ -7,6 +7,15 @@ import ipaddr from 'ipaddr.js';
 const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
 /**
+ * `::a.b.c.d` (::/96, "IPv4-compatible", deprecated by RFC 4291): ipaddr.js names no range for it,
+ * so `[::7f00:1]` would pass as unicast, yet some stacks still reach the IPv4 address inside. No
+ * public service is reached that way, so the whole block is refused.
+ */
+function isIpv4Compatible(bytes: number[]): boolean {
+  return bytes.slice(0, 12).every((b) => b === 0);
+}
+
+/**
  * True when an address may receive a request built from user input. Only plain public unicast
  * passes: ipaddr.js names every special range (loopback, private, link-local, carrier-grade NAT,
  * multicast, reserved, unspecified, broadcast, unique-local, 6to4, Teredo, NAT64…), and any named
@@ -16,6 +25,7 @@ export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.process(address.replace(/^\[|\]$/g, '').split('%')[0] ?? '');
   if (METADATA_ADDRESSES.has(parsed.toString())) return false;
+  if (parsed.kind() === 'ipv6' && isIpv4Compatible(parsed.toByteArray())) return false;
   return parsed.range() === 'unicast';
 }
 

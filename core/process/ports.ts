@@ -28,3 +28,14 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * A loopback port below 32768 free at this moment: the OS picks its free ports above that, and a
+ * Temporal service's membership port must fit the PostgreSQL smallint the server records it in.
+ */
+export async function freeLowPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!(await portProblem(port, '127.0.0.1'))) return port;
+  }
+}

@@ -18,6 +18,16 @@ import {
 
 export type TerminalStatus = 'COMPLETE' | 'FAILED' | 'CANCELLED';
 const ACTIVE = `('QUEUED', 'RUNNING', 'WAITING')`;
+/** A waitpoint `w` as the API shows it (never its internal reply), for toWaitpointDto. */
+const WAITPOINT_JSON = `jsonb_build_object(
+  'id', w.id, 'type', w.type, 'status', w.status, 'plan', w.plan, 'feedback', w.feedback,
+  'createdAt', w."createdAt", 'resolvedAt', w."resolvedAt", ${decidedJson('w')})`;
+/** The decider's columns of waitpoint `alias`, as jsonb_build_object arguments. */
+function decidedJson(alias: string): string {
+  return `'decidedByUserId', ${alias}."decidedByUserId", 'decidedByApiKeyId', ${alias}."decidedByApiKeyId",
+  'decidedBySessionId', ${alias}."decidedBySessionId", 'decidedVia', ${alias}."decidedVia",
+  'decidedAt', ${alias}."decidedAt"`;
+}
 
 /** `data` of an agent.* event, built from a Run row aliased `s`. */
 function agentEventData(status: string, error?: string): string {
@@ -417,7 +427,71 @@ export async function requestChatRunCancel(
   return rows[0] ?? null;
 }
 
-export interface WaitpointRow {
+/**
+ * The run's webhook ledger: every delivery of its events (its agent events, keyed by the run, and
+ * its tool calls' tool.completed, keyed by the call) to the user's live endpoints, with its status
+ * and attempt count. Each lookup names the unique (endpoint, event, key) index in full.
+ */
+const RUN_WEBHOOKS_JSON = `COALESCE((SELECT jsonb_agg(jsonb_build_object(
+    'deliveryId', d.id, 'event', d.event, 'envelopeId', d."envelopeId", 'endpointId', d."endpointId",
+    'toolCallId', CASE WHEN d.event = 'tool.completed' THEN d."idempotencyKey" END,
+    'status', d.status, 'attempts', last.attempts, 'lastAttemptAt', last."startedAt",
+    'lastStatusCode', last."statusCode", 'deliveredAt', d."deliveredAt")
+    ORDER BY d."createdAt", d.event, d."endpointId")
+   FROM "WebhookEndpoint" e
+   JOIN "WebhookDelivery" d ON d."endpointId" = e.id
+    AND d.event = ANY('{agent.started,agent.completed,agent.failed,tool.completed}'::text[])
+    AND d."idempotencyKey" = ANY(r.id::text || ARRAY(SELECT t.id::text FROM "ToolCall" t WHERE t."runId" = r.id))
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int AS attempts,
+            (array_agg(a."startedAt" ORDER BY a.series DESC, a.attempt DESC))[1] AS "startedAt",
+            (array_agg(a."statusCode" ORDER BY a.series DESC, a.attempt DESC))[1] AS "statusCode"
+       FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id) last
+  WHERE e."userId" = r."userId" AND e."deletedAt" IS NULL), '[]'::jsonb)`;
+
+/** Who decided a waitpoint's plan, and when; null until a person decides it. */
+export interface WaitpointDecider {
+  decidedByUserId: string | null;
+  decidedByApiKeyId: string | null;
+  decidedBySessionId: string | null;
+  decidedVia: string | null;
+  decidedAt: Date | string | null;
+}
+
+/** A waitpoint as WAITPOINT_JSON gives it. */
+export interface WaitpointJson extends WaitpointDecider {
+  id: string;
+  status: WaitpointStatus;
+  plan: unknown;
+  feedback: string | null;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+/** A chat's active run, with its open waitpoint if any; undefined when the chat has none. */
+export async function selectActiveRun(
+  pool: Pool,
+  userId: string,
+  chatId: string,
+): Promise<
+  { id: string; status: 'QUEUED' | 'RUNNING' | 'WAITING'; waitpoint: WaitpointJson | null } | undefined
+> {
+  const { rows } = await pool.query<{
+    id: string;
+    status: 'QUEUED' | 'RUNNING' | 'WAITING';
+    waitpoint: WaitpointJson | null;
+  }>(
+    `SELECT r.id, r.status,
+            (SELECT ${WAITPOINT_JSON} FROM "Waitpoint" w
+              WHERE w."runId" = r.id AND w.status = 'PENDING' ORDER BY w."createdAt" DESC LIMIT 1) AS waitpoint
+       FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+      WHERE r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL AND r.status IN ${ACTIVE}`,
+    [userId, chatId],
+  );
+  return rows[0];
+}
+
+export interface WaitpointRow extends WaitpointDecider {
   id: string;
   status: WaitpointStatus;
   plan: unknown;
@@ -427,7 +501,29 @@ export interface WaitpointRow {
   triggerRunId: string | null;
 }
 
-export type DecisionMiss = RunMiss | 'WAITPOINT_NOT_FOUND' | 'WAITPOINT_RESOLVED';
+export type DecisionMiss = RunMiss | 'WAITPOINT_NOT_FOUND' | 'WAITPOINT_RESOLVED' | 'PLAN_CHANGED';
+
+/** Who decides: the user, and the key or session they came with. */
+export interface Decider {
+  userId: string;
+  apiKeyId?: string;
+  sessionId?: string;
+  via: string;
+}
+
+/** The plan of the caller's waitpoint, and its status; undefined when there is no such waitpoint. */
+export async function selectWaitpointPlan(
+  pool: Pool,
+  scope: RunScope & { waitpointId: string },
+): Promise<{ plan: unknown; status: WaitpointStatus } | undefined> {
+  const { rows } = await pool.query<{ plan: unknown; status: WaitpointStatus }>(
+    `SELECT w.plan, w.status
+       FROM "Waitpoint" w JOIN "Run" r ON r.id = w."runId" JOIN "Chat" c ON c.id = r."chatId"
+      WHERE w.id = $4 AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    [scope.userId, scope.chatId, scope.runId, scope.waitpointId],
+  );
+  return rows[0];
+}
 
 /**
  * Claims a plan's decision for the caller: the pending waitpoint of an active run that no cancel
@@ -437,21 +533,33 @@ export type DecisionMiss = RunMiss | 'WAITPOINT_NOT_FOUND' | 'WAITPOINT_RESOLVED
 export async function claimPlanDecision(
   pool: Pool,
   scope: RunScope & { waitpointId: string },
-  decision: { approved: boolean; feedback?: string },
+  decision: {
+    approved: boolean;
+    feedback?: string;
+    /** The plan the decider saw: the claim holds only while the waitpoint's plan is this one. */
+    expectedPlan?: unknown;
+  },
+  decider: Decider,
 ): Promise<WaitpointRow | DecisionMiss> {
+  const expected = decision.expectedPlan === undefined ? null : JSON.stringify(decision.expectedPlan);
   const { rows } = await pool.query<WaitpointRow>(
     `WITH claimed AS (
-       UPDATE "Waitpoint" w SET status = $5::"WaitpointStatus", feedback = $6, "resolvedAt" = now()
+       UPDATE "Waitpoint" w SET status = $5::"WaitpointStatus", feedback = $6, "resolvedAt" = now(),
+              "decidedAt" = now(), "decidedByUserId" = $1, "decidedByApiKeyId" = $8,
+              "decidedBySessionId" = $9, "decidedVia" = $10
          FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
         WHERE w.id = $4 AND w."runId" = r.id AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1
           AND c."deletedAt" IS NULL AND w.status = 'PENDING' AND r.status IN ${ACTIVE}
-          AND r."cancelRequestedAt" IS NULL
-        RETURNING w.id, w.status, w.plan, w.feedback, w."createdAt", w."resolvedAt", r."triggerRunId", r.id AS "runId"
+          AND r."cancelRequestedAt" IS NULL AND ($7::jsonb IS NULL OR w.plan = $7::jsonb)
+        RETURNING w.id, w.status, w.plan, w.feedback, w."createdAt", w."resolvedAt", w."decidedByUserId",
+                  w."decidedByApiKeyId", w."decidedBySessionId", w."decidedVia", w."decidedAt",
+                  r."triggerRunId", r.id AS "runId"
      ), resumed AS (
        UPDATE "Run" r SET status = 'RUNNING', "updatedAt" = now()
          FROM claimed WHERE r.id = claimed."runId" AND claimed.status = 'APPROVED' AND r.status = 'WAITING'
      )
-     SELECT id, status, plan, feedback, "createdAt", "resolvedAt", "triggerRunId" FROM claimed`,
+     SELECT id, status, plan, feedback, "createdAt", "resolvedAt", "decidedByUserId", "decidedByApiKeyId",
+            "decidedBySessionId", "decidedVia", "decidedAt", "triggerRunId" FROM claimed`,
     [
       scope.userId,
       scope.chatId,
@@ -459,14 +567,18 @@ export async function claimPlanDecision(
       scope.waitpointId,
       decision.approved ? 'APPROVED' : 'REJECTED',
       decision.feedback ?? null,
+      expected,
+      decider.apiKeyId ?? null,
+      decider.sessionId ?? null,
+      decider.via,
     ],
   );
   if (rows[0]) return rows[0];
-  const found = await pool.query<{ status: WaitpointStatus }>(
-    `SELECT w.status
+  const found = await pool.query<{ status: WaitpointStatus; planChanged: boolean }>(
+    `SELECT w.status, ($5::jsonb IS NOT NULL AND w.plan IS DISTINCT FROM $5::jsonb) AS "planChanged"
        FROM "Waitpoint" w JOIN "Run" r ON r.id = w."runId" JOIN "Chat" c ON c.id = r."chatId"
       WHERE w.id = $4 AND r.id = $3 AND r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-    [scope.userId, scope.chatId, scope.runId, scope.waitpointId],
+    [scope.userId, scope.chatId, scope.runId, scope.waitpointId, expected],
   );
   const waitpoint = found.rows[0];
   if (!waitpoint) {
@@ -475,6 +587,7 @@ export async function claimPlanDecision(
   }
   // A decided waitpoint says so first: a repeated decision is a duplicate, whatever the run did since.
   if (waitpoint.status !== 'PENDING') return 'WAITPOINT_RESOLVED';
+  if (waitpoint.planChanged) return 'PLAN_CHANGED';
   return 'RUN_NOT_ACTIVE';
 }
 
@@ -561,6 +674,12 @@ export async function listRunsAwaitingSignal(pool: Pool): Promise<
  * any number of gateway processes: the loser's statement writes nothing and fails with a unique
  * violation. False: the chat named is not the user's (or is deleted).
  */
+/**
+ * `no-chat`: no such chat of the user. `chat-busy`: the chat has a run not yet terminal.
+ * `at-cap`: the user has `maxActiveRuns` runs not yet terminal. Nothing is written but on `admitted`.
+ */
+export type TurnAdmission = 'admitted' | 'no-chat' | 'chat-busy' | 'at-cap';
+
 export async function insertTurn(
   pool: Pool,
   turn: {
@@ -573,6 +692,7 @@ export async function insertTurn(
     assistantMessageId: string;
     planMode: boolean;
     traceId: string;
+    via: string;
     contentBlocks: ContentBlock[];
     attachmentIds: string[];
     uploads: readonly {
@@ -583,12 +703,14 @@ export async function insertTurn(
       sizeBytes: bigint;
       status: string;
     }[];
+    /** The user's cap on runs not yet terminal (the counter "User"."activeRuns"). */
+    maxActiveRuns: number;
   },
-): Promise<boolean> {
+): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
   // last-message fields already set and only an existing chat is updated; the foreign keys are
   // checked at the end of the statement, when every row is in place.
-  const { rows } = await pool.query<{ admitted: number }>({
+  const { rows } = await pool.query<{ admitted: number; chats: number; busy: boolean }>({
     name: 'admit-turn',
     text: `WITH new_chat AS (
          INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
@@ -603,9 +725,15 @@ export async function insertTurn(
          SELECT id FROM new_chat
          UNION ALL
          SELECT id FROM existing
+       ), slot AS (
+         -- The user's row is re-checked on its latest version, so racing sends cannot both take
+         -- the last slot; the run's ending gives it back (trigger run_ended_release_slot).
+         UPDATE "User" u SET "activeRuns" = u."activeRuns" + 1 FROM chat
+          WHERE u.id = $3 AND u."activeRuns" < $12
+         RETURNING u.id
        ), run AS (
-         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
-         SELECT $1, chat.id, $3, $5, $6, $7, $8, now() FROM chat
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, now() FROM chat, slot
          RETURNING id
        ), msg AS (
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
@@ -624,7 +752,8 @@ export async function insertTurn(
            FROM run, jsonb_to_recordset($11::jsonb) AS u(id uuid, "storageKey" text, filename text,
                                                         "mimeType" text, "sizeBytes" bigint, status text)
        )
-       SELECT count(*)::int AS admitted FROM run`,
+       SELECT (SELECT count(*) FROM run)::int AS admitted, (SELECT count(*) FROM chat)::int AS chats,
+              EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy`,
     values: [
       turn.runId,
       turn.chatId,
@@ -637,9 +766,14 @@ export async function insertTurn(
       JSON.stringify(turn.contentBlocks),
       turn.attachmentIds,
       JSON.stringify(turn.uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
+      turn.maxActiveRuns,
+      turn.via,
     ],
   });
-  return (rows[0]?.admitted ?? 0) > 0;
+  const row = rows[0];
+  if (row?.admitted) return 'admitted';
+  if (!row?.chats) return 'no-chat';
+  return row.busy ? 'chat-busy' : 'at-cap';
 }
 
 /** The user's attachments among these ids. */
@@ -659,26 +793,97 @@ export async function selectOwnAttachments(
  * A run with its tool calls and waitpoints, in one indexed statement scoped to the caller's chat.
  * Undefined: no such chat of the caller; `run` null: the chat has no such run.
  */
+/** What the run's workflow last said through its query (RunLiveState), and whether it is recent. */
+export interface StoredLiveState {
+  step: number | null;
+  activity: string | null;
+  fresh: boolean;
+}
+
 export async function selectRunSnapshot(
   pool: Pool,
   scope: RunScope,
-): Promise<{ run: Record<string, unknown> | null } | undefined> {
-  const { rows } = await pool.query<{ run: Record<string, unknown> | null }>({
+  liveStateTtlMs: number,
+): Promise<{ run: Record<string, unknown> | null; live: StoredLiveState | null } | undefined> {
+  const { rows } = await pool.query<{ run: Record<string, unknown> | null; live: StoredLiveState | null }>({
     name: 'run-snapshot',
     text: `SELECT true AS "chatFound",
+            (SELECT jsonb_build_object('step', l.step, 'activity', l.activity,
+                      'fresh', l."askedAt" > now() - make_interval(secs => $4::float8 / 1000))
+               FROM "RunLiveState" l WHERE l."runId" = $3) AS live,
             (SELECT to_jsonb(r) || jsonb_build_object(
+                 -- The last stream event this read reflects: the stream goes on after it.
+                 'eventSeq', COALESCE((SELECT s.seq FROM "RunEventSeq" s WHERE s."runId" = r.id), 0),
                  'toolCalls', COALESCE((SELECT jsonb_agg(jsonb_build_object(
                      'id', t.id, 'toolName', t."toolName", 'status', t.status, 'input', t.input,
                      'result', t.result, 'error', t.error, 'startedAt', t."startedAt", 'finishedAt', t."finishedAt")
                    ORDER BY t."startedAt", t.id) FROM "ToolCall" t WHERE t."runId" = r.id), '[]'::jsonb),
-                 'waitpoints', COALESCE((SELECT jsonb_agg(jsonb_build_object(
-                     'id', w.id, 'type', w.type, 'status', w.status, 'plan', w.plan, 'feedback', w.feedback,
-                     'createdAt', w."createdAt", 'resolvedAt', w."resolvedAt")
-                   ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb))
+                 'waitpoints', COALESCE((SELECT jsonb_agg(${WAITPOINT_JSON}
+                   ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb),
+                 'webhooks', ${RUN_WEBHOOKS_JSON})
                FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
        FROM "Chat" c
       WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-    values: [scope.userId, scope.chatId, scope.runId],
+    values: [scope.userId, scope.chatId, scope.runId, liveStateTtlMs],
   });
   return rows[0];
+}
+
+export interface RunEventRow {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The run's stream events after `after` (see migration run_events), oldest first, with the run's
+ * status read by the same statement: a terminal status with no event left means the stream is
+ * over. Undefined when the run is not one of the caller's.
+ */
+export async function selectRunEvents(
+  pool: Pool,
+  scope: RunScope,
+  after: number,
+  limit: number,
+): Promise<{ status: string; events: RunEventRow[] } | undefined> {
+  const { rows } = await pool.query<{ status: string; events: RunEventRow[] }>({
+    name: 'run-events',
+    text: `SELECT r.status::text AS status,
+                  COALESCE((SELECT jsonb_agg(jsonb_build_object('seq', e.seq, 'type', e.type, 'data', e.data) ORDER BY e.seq)
+                              FROM (SELECT * FROM "RunEvent" WHERE "runId" = r.id AND seq > $4 ORDER BY seq LIMIT $5) e),
+                           '[]'::jsonb) AS events
+             FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+            WHERE r.id = $3 AND r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    values: [scope.userId, scope.chatId, scope.runId, after, limit],
+  });
+  return rows[0];
+}
+
+/**
+ * Claims the next query of a live run's workflow for this caller when no one asked within the
+ * interval; true for exactly one of any number of gateways racing for it. SQL for the conditional
+ * upsert. On the bookkeeping pool: a claim lost in a crash only means one more query.
+ */
+export async function claimLiveStateQuery(pool: Pool, runId: string, intervalMs: number): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'claim-live-state-query',
+    text: `INSERT INTO "RunLiveState" ("runId", "askedAt") VALUES ($1, now())
+           ON CONFLICT ("runId") DO UPDATE SET "askedAt" = now()
+            WHERE "RunLiveState"."askedAt" <= now() - make_interval(secs => $2::float8 / 1000)`,
+    values: [runId, intervalMs],
+  });
+  return rowCount === 1;
+}
+
+/** Stores the workflow's answer for the other pollers. */
+export async function storeLiveState(
+  pool: Pool,
+  runId: string,
+  state: { step: number; activity: string | null },
+): Promise<void> {
+  await pool.query({
+    name: 'store-live-state',
+    text: `UPDATE "RunLiveState" SET step = $2, activity = $3 WHERE "runId" = $1`,
+    values: [runId, state.step, state.activity],
+  });
 }

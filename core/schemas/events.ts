@@ -69,3 +69,29 @@ export type EmitWebhookEventInput =
       data: AgentEventData;
     }
   | { userId: string; event: 'tool.completed'; idempotencyKey: string; data: ToolCompletedData };
+
+/** The headers of every delivery (see core/webhooks/signing webhookHeaders). */
+export const webhookHeadersSchema = z.object({
+  'x-svc-signature': z.string().openapi({
+    description:
+      '`sha256=` + hex HMAC-SHA256, keyed with the endpoint secret, over `<x-svc-timestamp>.<raw body>`.',
+    example: 'sha256=5d41402abc4b2a76b9719d911017c592ae2c8d5c1a1f9b3c8c1e0b7b1a2c3d4e',
+  }),
+  'x-svc-timestamp': z
+    .string()
+    .openapi({ description: 'Unix seconds when this attempt was signed.', example: '1795000000' }),
+  'x-svc-event': z.enum(WEBHOOK_EVENTS).openapi({ description: 'The event name, as in the body.' }),
+  'x-svc-delivery-id': z.string().openapi({ description: 'The delivery, the same on every retry of it.' }),
+});
+
+/** The body a receiver gets for `event`: the envelope, with that event's data. */
+export function webhookEnvelopeSchema(event: WebhookEvent) {
+  return z
+    .object({
+      id: z.string().openapi({ description: 'wh:{endpointId}:{event}:{runId or toolCallId}: dedupe on it.' }),
+      event: z.literal(event),
+      createdAt: z.iso.datetime(),
+      data: event === 'tool.completed' ? toolCompletedDataSchema : agentEventDataSchema,
+    })
+    .openapi(`WebhookEnvelope_${event.replace('.', '_')}`);
+}

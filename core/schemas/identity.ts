@@ -1,6 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { NO_NUL, NO_NUL_MESSAGE, listSchema } from './common';
+import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, limitQuery, listSchema } from './common';
 
 extendZodWithOpenApi(z);
 
@@ -17,13 +17,37 @@ export const credentialsSchema = z
   .openapi('Credentials');
 
 export const userSchema = z
-  .object({ id: z.uuid(), email: z.string(), createdAt: z.iso.datetime() })
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    createdAt: z.iso.datetime(),
+    creditBalance: z.string().openapi({
+      description:
+        'Credits left, a decimal string like `creditCost` (extension). A tool call reserves its price from it when it starts; a failed call gives it back.',
+      example: '100',
+    }),
+  })
   .openapi('User');
 
 export const userEnvelopeSchema = z.object({ user: userSchema }).openapi('UserEnvelope');
 
-export function toUserDto(row: { id: string; email: string; createdAt: Date }) {
-  return { id: row.id, email: row.email, createdAt: row.createdAt.toISOString() };
+export function toUserDto(row: {
+  id: string;
+  email: string;
+  createdAt: Date;
+  creditBalance: { toString(): string };
+}) {
+  return {
+    id: row.id,
+    email: row.email,
+    createdAt: row.createdAt.toISOString(),
+    creditBalance: formatCredits(row.creditBalance.toString()),
+  };
+}
+
+/** `100.0000` as stored reads `100`; `2.5000` reads `2.5`. */
+function formatCredits(stored: string): string {
+  return stored.includes('.') ? stored.replace(/\.?0+$/, '') : stored;
 }
 
 export const apiKeyNameSchema = z
@@ -48,6 +72,7 @@ export const createdApiKeySchema = apiKeySchema
   .openapi('CreatedApiKey');
 
 export const apiKeyListSchema = listSchema(apiKeySchema, 'ApiKeyList');
+export const apiKeyListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
 
 export function toApiKeyDto(row: {
   id: string;
@@ -64,3 +89,16 @@ export function toApiKeyDto(row: {
     createdAt: row.createdAt.toISOString(),
   };
 }
+
+/** An MCP client's access by OAuth sign-in, listed and revoked beside API keys. */
+export const oauthGrantSchema = z
+  .object({
+    id: z.uuid(),
+    clientId: z.string(),
+    clientName: z.string().openapi({ description: 'The name the client registered with.' }),
+    lastUsedAt: z.iso.datetime().nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('OAuthGrant');
+
+export const oauthGrantListSchema = listSchema(oauthGrantSchema, 'OAuthGrantList');

@@ -2,7 +2,8 @@ import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { MAX_FILES } from '../uploads/receive';
 import { NO_NUL, NO_NUL_MESSAGE } from './common';
-import { toolResultSchema } from './events';
+import { toolResultSchema, WEBHOOK_EVENTS } from './events';
+import { canonicalHash } from '../hashing/canonical';
 
 extendZodWithOpenApi(z);
 
@@ -39,37 +40,154 @@ export const planSchema = z.object({
 });
 export type Plan = z.infer<typeof planSchema>;
 
+const iso = (v: unknown): string | null =>
+  v === null || v === undefined ? null : new Date(v as string).toISOString();
+
+const planHashSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'must be the planHash the waitpoint shows: 64 lower-case hex digits')
+  .openapi({
+    description:
+      'SHA-256 (hex) of the plan as served, in canonical JSON (object keys sorted, no spaces), as the waitpoint shows it.',
+    example: '9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4',
+  });
+
 export const waitpointSchema = z
   .object({
     id: z.uuid(),
     type: z.literal('PLAN_APPROVAL'),
     status: z.enum(['PENDING', 'APPROVED', 'REJECTED', 'EXPIRED', 'CANCELLED']),
     plan: planSchema,
+    planHash: planHashSchema,
     feedback: z.string().nullable(),
     createdAt: z.iso.datetime(),
     resolvedAt: z.iso.datetime().nullable(),
+    decidedBy: z
+      .object({
+        userId: z.uuid(),
+        apiKeyId: z.uuid().nullable().openapi({ description: 'The API key the decision came with.' }),
+        sessionId: z
+          .uuid()
+          .nullable()
+          .openapi({ description: 'The signed-in session it came with (the console).' }),
+        via: z.string().openapi({ description: 'The transport: rest, mcp or console.' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Who approved or rejected the plan; null while pending, and for an expired or cancelled plan.',
+      }),
+    decidedAt: z.iso.datetime().nullable(),
   })
   .openapi('Waitpoint');
 
+/** The plan's stable name: a decision carrying it is refused when the pending plan is another. */
+export function planHashOf(plan: unknown): string {
+  return canonicalHash(plan);
+}
+
 export type WaitpointDto = z.infer<typeof waitpointSchema>;
 
-/** A Waitpoint row as the API shows it. */
+/** A Waitpoint row (or its JSON, dates as text) as the API shows it. */
 export function toWaitpointDto(row: {
   id: string;
   status: WaitpointDto['status'];
   plan: unknown;
   feedback: string | null;
-  createdAt: Date;
-  resolvedAt: Date | null;
+  createdAt: Date | string;
+  resolvedAt: Date | string | null;
+  decidedByUserId: string | null;
+  decidedByApiKeyId: string | null;
+  decidedBySessionId: string | null;
+  decidedVia: string | null;
+  decidedAt: Date | string | null;
 }): WaitpointDto {
   return {
     id: row.id,
     type: 'PLAN_APPROVAL',
     status: row.status,
     plan: row.plan as Plan,
-    feedback: row.feedback,
-    createdAt: row.createdAt.toISOString(),
-    resolvedAt: row.resolvedAt?.toISOString() ?? null,
+    planHash: planHashOf(row.plan),
+    feedback: row.feedback ?? null,
+    createdAt: iso(row.createdAt) as string,
+    resolvedAt: iso(row.resolvedAt),
+    decidedBy: row.decidedByUserId
+      ? {
+          userId: row.decidedByUserId,
+          apiKeyId: row.decidedByApiKeyId ?? null,
+          sessionId: row.decidedBySessionId ?? null,
+          via: row.decidedVia ?? 'rest',
+        }
+      : null,
+    decidedAt: iso(row.decidedAt),
+  };
+}
+
+export const runWebhookSchema = z
+  .object({
+    deliveryId: z
+      .uuid()
+      .openapi({ description: 'Its attempt log: GET /api/webhook-endpoints/{endpointId}/deliveries.' }),
+    event: z.enum(WEBHOOK_EVENTS),
+    envelopeId: z.string().openapi({ description: 'The envelope id the receiver sees.' }),
+    endpointId: z.uuid(),
+    toolCallId: z
+      .uuid()
+      .nullable()
+      .openapi({ description: 'For tool.completed: the tool call it announces.' }),
+    status: z.enum(['PENDING', 'DELIVERED', 'FAILED']),
+    attempts: z.number().int().openapi({ description: 'Attempts made so far, over every redelivery.' }),
+    lastAttemptAt: z.iso.datetime().nullable(),
+    lastStatusCode: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The receiver's status on the last attempt; null when it did not answer." }),
+    deliveredAt: z.iso.datetime().nullable(),
+  })
+  .openapi('RunWebhookDelivery');
+
+const ACTIVE_RUN_STATUSES = ['QUEUED', 'RUNNING', 'WAITING'] as const;
+
+/** The run a 409 RUN_ACTIVE names, so the client can follow it instead of guessing. */
+export const activeRunSchema = z
+  .object({
+    id: z.uuid(),
+    chatId: z.uuid(),
+    status: z.enum(ACTIVE_RUN_STATUSES),
+    waitpoint: waitpointSchema.nullable().openapi({ description: 'The plan waiting for approval, if any.' }),
+    links: z.object({
+      poll: z.string().openapi({ description: 'GET: the run snapshot.' }),
+      stream: z.string().openapi({ description: 'GET: the run as Server-Sent Events.' }),
+      cancel: z.string().openapi({ description: 'POST: cancel the run.' }),
+      decide: z
+        .string()
+        .nullable()
+        .openapi({ description: 'POST: approve or reject the open waitpoint; null when none is open.' }),
+    }),
+  })
+  .openapi('ActiveRun', {
+    description: "The chat's active run (on 409 RUN_ACTIVE); paths are relative to the service's base URL.",
+  });
+export type ActiveRun = z.infer<typeof activeRunSchema>;
+
+/** A chat's active run as a 409 RUN_ACTIVE shows it, with where to follow it. */
+export function toActiveRun(
+  chatId: string,
+  run: { id: string; status: ActiveRun['status']; waitpoint: Parameters<typeof toWaitpointDto>[0] | null },
+): ActiveRun {
+  const base = `/api/v1/chats/${chatId}/runs/${run.id}`;
+  return {
+    id: run.id,
+    chatId,
+    status: run.status,
+    waitpoint: run.waitpoint ? toWaitpointDto(run.waitpoint) : null,
+    links: {
+      poll: base,
+      stream: `${base}/events`,
+      cancel: `${base}/cancel`,
+      decide: run.waitpoint ? `${base}/waitpoints/${run.waitpoint.id}/complete` : null,
+    },
   };
 }
 
@@ -101,6 +219,10 @@ export const runSnapshotSchema = z
       }),
     ),
     waitpoints: z.array(waitpointSchema),
+    webhooks: z.array(runWebhookSchema).openapi({
+      description:
+        "The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them.",
+    }),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
@@ -110,9 +232,32 @@ export const runSnapshotSchema = z
   .openapi('RunSnapshot');
 export type RunSnapshot = z.infer<typeof runSnapshotSchema>;
 
+export const streamHeadersSchema = z.object({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be the id of an event of this stream')
+    .transform(Number)
+    .optional()
+    .openapi({ description: 'Resume after this event: what follows it, without the snapshot.' }),
+});
+
+export const runStreamEventSchema = z.string().openapi({
+  description: [
+    'Server-Sent Events. Each event has an increasing `id` (give the last one seen as `Last-Event-ID` to resume).',
+    '`snapshot`: the RunSnapshot, first, unless resuming; `text.delta` `{ text, replace? }`: text appended',
+    '(with `replace: true`, the whole text, replacing it); `tool.started` and `tool.finished`: the tool call;',
+    '`waitpoint.opened` and `waitpoint.resolved`: the Waitpoint; `status` `{ status, error? }`.',
+    'A `: ping` comment comes every 15 s; the stream ends after the terminal status.',
+  ].join(' '),
+  example:
+    'id: 3\nevent: snapshot\ndata: {"id":"…","status":"RUNNING","text":""}\n\nid: 4\nevent: text.delta\ndata: {"text":"Hel"}\n\n',
+});
+
 // Requests of the runs routes (and the MCP tools that do the same).
-const MAX_TEXT = 8192;
+export const MAX_TEXT = 8192;
 const MAX_IMAGE_URLS = 8;
+/** Every URL is kept in the message and shown back: no room for a payload smuggled in one. */
+const MAX_URL_LENGTH = 2048;
 const MAX_FEEDBACK = 2000;
 
 export const completionBodySchema = z
@@ -120,7 +265,7 @@ export const completionBodySchema = z
     text: z.string().min(1).max(MAX_TEXT).regex(NO_NUL, NO_NUL_MESSAGE),
     chatId: z.uuid().optional(),
     image_urls: z
-      .array(z.url({ protocol: /^https?$/ }))
+      .array(z.url({ protocol: /^https?$/ }).max(MAX_URL_LENGTH))
       .max(MAX_IMAGE_URLS)
       .default([]),
     attachmentIds: z.array(z.uuid()).max(MAX_IMAGE_URLS).default([]),
@@ -157,6 +302,10 @@ export const planDecisionSchema = z
   .object({
     approved: z.boolean(),
     feedback: z.string().max(MAX_FEEDBACK).regex(NO_NUL, NO_NUL_MESSAGE).optional(),
+    planHash: planHashSchema.optional().openapi({
+      description:
+        "The waitpoint's planHash as the decider saw it: when the plan pending is another, the decision is refused with 409 PLAN_CHANGED.",
+    }),
   })
   .strict()
   .openapi('WaitpointDecision');
@@ -174,12 +323,9 @@ export const queuedTurnSchema = z
   })
   .openapi('QueuedTurn');
 
-const iso = (v: unknown): string | null =>
-  v === null || v === undefined ? null : new Date(v as string).toISOString();
-
-/** A run's row, with its tool calls and waitpoints as JSON (see selectRunSnapshot), as the API shows it. */
-export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
-  const toolCalls = (r.toolCalls as Record<string, unknown>[]).map((t) => ({
+/** A tool call of a run, from its row as JSON (the snapshot's statement, a stream event). */
+export function toToolCallDto(t: Record<string, unknown>): RunSnapshot['toolCalls'][number] {
+  return {
     id: t.id as string,
     toolName: t.toolName as string,
     status: t.status as RunSnapshot['toolCalls'][number]['status'],
@@ -188,16 +334,12 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     error: (t.error ?? null) as string | null,
     startedAt: iso(t.startedAt) as string,
     finishedAt: iso(t.finishedAt),
-  }));
-  const waitpoints = (r.waitpoints as Record<string, unknown>[]).map((w) => ({
-    id: w.id as string,
-    type: 'PLAN_APPROVAL' as const,
-    status: w.status as RunSnapshot['waitpoints'][number]['status'],
-    plan: w.plan as RunSnapshot['waitpoints'][number]['plan'],
-    feedback: (w.feedback ?? null) as string | null,
-    createdAt: iso(w.createdAt) as string,
-    resolvedAt: iso(w.resolvedAt),
-  }));
+  };
+}
+
+export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
+  const toolCalls = (r.toolCalls as Record<string, unknown>[]).map(toToolCallDto);
+  const waitpoints = (r.waitpoints as Parameters<typeof toWaitpointDto>[0][]).map(toWaitpointDto);
   return {
     id: r.id as string,
     chatId: r.chatId as string,
@@ -211,6 +353,18 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     activity: null,
     toolCalls,
     waitpoints,
+    webhooks: (r.webhooks as Record<string, unknown>[]).map((d) => ({
+      deliveryId: d.deliveryId as string,
+      event: d.event as RunSnapshot['webhooks'][number]['event'],
+      envelopeId: d.envelopeId as string,
+      endpointId: d.endpointId as string,
+      toolCallId: (d.toolCallId ?? null) as string | null,
+      status: d.status as RunSnapshot['webhooks'][number]['status'],
+      attempts: d.attempts as number,
+      lastAttemptAt: iso(d.lastAttemptAt),
+      lastStatusCode: (d.lastStatusCode ?? null) as number | null,
+      deliveredAt: iso(d.deliveredAt),
+    })),
     error: (r.error ?? null) as string | null,
     createdAt: iso(r.createdAt) as string,
     startedAt: iso(r.startedAt),

@@ -34,6 +34,14 @@ export const attemptSchema = z
     statusCode: z.number().int().nullable(),
     error: z.string().nullable(),
     responseBody: z.string().nullable().openapi({ description: 'The first 4 KB of the answer.' }),
+    signedContent: z.string().nullable().openapi({
+      description:
+        'The exact string this attempt signed, `<x-svc-timestamp>.<raw body>`: HMAC-SHA256 of it with your secret must equal x-svc-signature. Null for attempts recorded before the log kept it.',
+    }),
+    requestHeaders: z
+      .record(z.string(), z.string())
+      .nullable()
+      .openapi({ description: 'The request headers this attempt sent (its signature, never the secret).' }),
   })
   .openapi('WebhookAttempt');
 
@@ -45,7 +53,11 @@ export const deliverySchema = z
     status: z.enum(['PENDING', 'DELIVERED', 'FAILED']),
     createdAt: z.iso.datetime(),
     deliveredAt: z.iso.datetime().nullable(),
-    attempts: z.array(attemptSchema),
+    attempts: z.array(attemptSchema).openapi({
+      description:
+        'The latest attempts (at most 20), oldest first; `attemptCount` tells how many there were in all.',
+    }),
+    attemptCount: z.number().int().min(0),
   })
   .openapi('WebhookDelivery');
 
@@ -58,6 +70,22 @@ export const createEndpointSchema = z.object({
 });
 
 export const endpointParamsSchema = z.object({ endpointId: z.uuid() });
+/** A rotated secret's overlap: at most a day, so a leaked secret cannot be kept alive long. */
+export const MAX_SECRET_OVERLAP_SECONDS = 24 * 3600;
+export const rotateSecretSchema = z
+  .object({
+    overlapSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECRET_OVERLAP_SECONDS)
+      .default(MAX_SECRET_OVERLAP_SECONDS)
+      .openapi({
+        description:
+          'How long the old secret keeps signing, in `x-svc-signature-previous`, beside the new one (0 to 86400; default 86400).',
+      }),
+  })
+  .strict();
 export const deliveryParamsSchema = z.object({ deliveryId: z.uuid() });
 export const endpointListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
 export const deliveryListQuerySchema = z.object({ limit: limitQuery(50, 20), cursor: cursorQuery });
@@ -80,6 +108,7 @@ export interface DeliveryRow {
   status: string;
   createdAt: Date;
   deliveredAt: Date | null;
+  attemptCount: number;
   attempts: {
     series: number;
     attempt: number;
@@ -88,6 +117,8 @@ export interface DeliveryRow {
     statusCode: number | null;
     error: string | null;
     responseBody: string | null;
+    signedContent: string | null;
+    requestHeaders: Record<string, string> | null;
   }[];
 }
 

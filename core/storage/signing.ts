@@ -1,26 +1,84 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { publicBaseUrl, type Config } from '../config/config';
+import { appSecrets, publicBaseUrl, type Config } from '../config/config';
 import { encodeKeyPath } from './keys';
+
+const HOUR_MS = 3_600_000;
+const SIGNATURE = /^[0-9a-f]{64}$/;
+const EXPIRY = /^\d{1,12}$/;
 
 /**
  * A key of its own, derived from APP_SECRET, so a file signature can never be replayed as any
  * other HMAC the service computes with that secret.
  */
-function urlSigningKey(config: Config): Buffer {
-  return createHmac('sha256', config.APP_SECRET).update('storage/file-url/v1').digest();
+function urlSigningKey(appSecret: string): Buffer {
+  return createHmac('sha256', appSecret).update('storage/file-url/v2').digest();
 }
 
-export function signKey(config: Config, key: string): string {
-  return createHmac('sha256', urlSigningKey(config)).update(key).digest('hex');
+function signWith(appSecret: string, key: string, expires: string): string {
+  return createHmac('sha256', urlSigningKey(appSecret)).update(`${key}\n${expires}`).digest('hex');
 }
 
-/** Constant-time check of a `sig` query value against the key it claims to sign. */
-export function verifyKeySignature(config: Config, key: string, sig: string | undefined): boolean {
-  if (typeof sig !== 'string' || !/^[0-9a-f]{64}$/.test(sig)) return false;
-  return timingSafeEqual(Buffer.from(sig, 'hex'), Buffer.from(signKey(config, key), 'hex'));
+/**
+ * When a URL signed now stops working (unix seconds): FILE_URL_TTL from now, rounded up to the
+ * hour (or to the TTL, when shorter), so the URLs of one object minted within that hour are the
+ * same URL, and caches and clients see one address rather than a new one on every read.
+ */
+export function fileUrlExpiry(config: Config, now = Date.now()): number {
+  const bucket = Math.min(HOUR_MS, config.FILE_URL_TTL);
+  return Math.ceil((now + config.FILE_URL_TTL) / bucket) * (bucket / 1000);
 }
 
-/** The gateway's durable URL for an object: `/files/{key}?sig=…`, served by routes/files.ts. */
-export function signedFileUrl(config: Config, key: string): string {
-  return `${publicBaseUrl(config)}/files/${encodeKeyPath(key)}?sig=${signKey(config, key)}`;
+/**
+ * Constant-time check of the `exp` and `sig` query values against the key they claim to sign,
+ * under APP_SECRET or one of APP_SECRET_PREVIOUS (URLs handed out before a rotation keep working
+ * until they expire).
+ */
+export function verifyKeySignature(
+  config: Config,
+  key: string,
+  sig: string | undefined,
+  expires: string | undefined,
+  now = Date.now(),
+): boolean {
+  if (typeof sig !== 'string' || !SIGNATURE.test(sig)) return false;
+  if (typeof expires !== 'string' || !EXPIRY.test(expires) || Number(expires) * 1000 <= now) return false;
+  const given = Buffer.from(sig, 'hex');
+  return appSecrets(config).some((secret) =>
+    timingSafeEqual(given, Buffer.from(signWith(secret, key, expires), 'hex')),
+  );
+}
+
+/** The gateway's URL for an object, `/files/{key}?exp=…&sig=…`, good for FILE_URL_TTL. */
+export function signedFileUrl(config: Config, key: string, now = Date.now()): string {
+  const expires = String(fileUrlExpiry(config, now));
+  const sig = signWith(config.APP_SECRET, key, expires);
+  return `${publicBaseUrl(config)}/files/${encodeKeyPath(key)}?exp=${expires}&sig=${sig}`;
+}
+
+/**
+ * `value` with every signed gateway file URL in it signed afresh. Messages, tool results and
+ * webhook payloads keep the URL minted when they were written; whoever reads them later gets a
+ * URL that works for FILE_URL_TTL from the read. Only this gateway's own `/files/` URLs are
+ * touched: a look-alike URL of another host given as input is never turned into one of ours.
+ */
+export function refreshFileUrls<T>(config: Config, value: T, now = Date.now()): T {
+  const prefix = `${publicBaseUrl(config)}/files/`;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      if (!v.startsWith(prefix)) return v;
+      const [path = '', query] = v.slice(prefix.length).split('?', 2);
+      if (query === undefined || !/(^|&)sig=/.test(query)) return v;
+      try {
+        return signedFileUrl(config, path.split('/').map(decodeURIComponent).join('/'), now);
+      } catch {
+        return v;
+      }
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object' && !(v instanceof Date)) {
+      return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, walk(item)]));
+    }
+    return v;
+  };
+  return walk(value) as T;
 }

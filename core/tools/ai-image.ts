@@ -4,8 +4,14 @@ import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
 import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
-import { mediaFetchFailure, providerHttpFailure, providerOutputFailure } from './failures';
-import { assertDecodes, inspectImage, MAX_INPUT_PIXELS, undecodableImage } from './image-input';
+import { providerHttpFailure, providerOutputFailure } from './failures';
+import {
+  assertDecodes,
+  fetchInputImage,
+  inspectImage,
+  MAX_INPUT_PIXELS,
+  undecodableImage,
+} from './image-input';
 import type { AiImageInput } from './schemas';
 import { storeOutput } from './store';
 import { stoppedByCaller, type ProviderOutcome, type ToolContext } from './types';
@@ -32,16 +38,7 @@ const PREVIEW_SIZES = {
  * too many pixels is refused at once (415, 413), never retried.
  */
 async function imageToEdit(url: string, ctx: ToolContext): Promise<FetchedMedia> {
-  let media: FetchedMedia;
-  try {
-    media = await fetchMedia(ctx.http, url, {
-      accept: 'image',
-      maxBytes: ctx.config.FETCH_MAX_BYTES,
-      signal: ctx.signal,
-    });
-  } catch (err) {
-    throw mediaFetchFailure(err, 'The image', ctx.config.FETCH_MAX_BYTES);
-  }
+  const media = await fetchInputImage(url, ctx);
   await inspectImage(media.body, 'The image');
   return media;
 }
@@ -90,7 +87,10 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
       throw new Error(`The prediction provider could not be reached: ${(err as Error).message}`);
     }
     const text = await res.text();
-    if (!res.ok) throw providerHttpFailure('prediction', res.status, text);
+    if (!res.ok) {
+      ctx.logger.warn({ status: res.status, detail: text.slice(0, 300) }, 'prediction provider refused');
+      throw providerHttpFailure('prediction', res.status, text);
+    }
     if (text.length > MAX_PROVIDER_RESPONSE_BYTES)
       throw permanentFailure('PROVIDER_ERROR', 'The provider answer is too large.');
     return JSON.parse(text) as Prediction;
@@ -135,8 +135,9 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
     ctx.signal.removeEventListener('abort', cancel);
   }
   if (prediction.status !== 'succeeded') {
-    const why = typeof prediction.error === 'string' ? `: ${prediction.error.slice(0, 300)}` : '.';
-    throw permanentFailure('PROVIDER_ERROR', `The image provider's job ${prediction.status}${why}`);
+    const detail = typeof prediction.error === 'string' ? prediction.error.slice(0, 300) : undefined;
+    ctx.logger.warn({ status: prediction.status, detail }, 'prediction did not succeed');
+    throw permanentFailure('PROVIDER_ERROR', `The image provider's job ${prediction.status}.`, detail);
   }
   const outputs = (Array.isArray(prediction.output) ? prediction.output : [prediction.output]).filter(
     (o): o is string => typeof o === 'string',
@@ -199,6 +200,7 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
     }
   } catch (err) {
     if (err instanceof OpenAI.APIError && err.status !== undefined) {
+      ctx.logger.warn({ status: err.status, detail: err.message }, 'OpenAI image call refused');
       throw providerHttpFailure('OpenAI', err.status, err.message);
     }
     throw err;

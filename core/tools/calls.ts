@@ -18,28 +18,61 @@ export interface StoredToolCall {
 }
 
 /**
+ * What opening a call found. `opened`: the row was written now, its price reserved and a slot of
+ * the user's active calls taken. `existing`: an earlier attempt wrote it (nothing taken again).
+ * `run-ended`: the run is no longer active. `no-credits`: the balance cannot pay the price.
+ * `at-cap`: the user has `maxActive` calls running. Nothing is written but on `opened`.
+ */
+export type OpenedToolCall =
+  | { outcome: 'opened' | 'existing'; call: StoredToolCall }
+  | { outcome: 'run-ended' }
+  | { outcome: 'no-credits' }
+  | { outcome: 'at-cap' };
+
+const PG_UNIQUE_VIOLATION = '23505';
+
+/**
  * Writes the call's row once (RUNNING) and answers its state: a retried attempt finds its own.
+ * The row, its price taken from the user's balance (`creditReserved`) and a slot of the user's
+ * active calls are one statement: the user's row is re-checked on its latest version, so racing
+ * calls cannot overdraw the balance or pass the cap, and the call's end settles both (trigger
+ * tool_call_ended_settle: a success keeps its cost, a failure is refunded whole).
  * A call of a run opens only while the run is active and no cancel was asked for, under a share
  * lock of the run's row, so it is ordered against the statement that ends the run: a run that has
- * ended (or is ending) starts no tool, and a tool it started is closed with it. Undefined: the run
- * is no longer active and the call was never opened.
+ * ended (or is ending) starts no tool, and a tool it started is closed with it.
  */
-export async function openToolCall(pool: Pool, input: RunToolInput): Promise<StoredToolCall | undefined> {
-  const { rows } = await pool.query<StoredToolCall>({
+export async function openToolCall(
+  pool: Pool,
+  input: RunToolInput & { price: string; maxActive: number },
+): Promise<OpenedToolCall> {
+  const query = {
     name: 'tool-call-open',
     text: `WITH run AS (
              SELECT id FROM "Run"
               WHERE id = $4 AND status IN ('RUNNING', 'WAITING') AND "cancelRequestedAt" IS NULL
                 FOR SHARE
+           ), prior AS (
+             SELECT status, result, error FROM "ToolCall" WHERE id = $1
+           ), slot AS (
+             UPDATE "User" u SET "activeToolCalls" = u."activeToolCalls" + 1,
+                    "creditBalance" = u."creditBalance" - $7::numeric
+              WHERE u.id = $2 AND NOT EXISTS (SELECT 1 FROM prior)
+                AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM run))
+                AND u."activeToolCalls" < $8 AND u."creditBalance" >= $7::numeric
+             RETURNING u.id
            ), opened AS (
-             INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input)
-             SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb
-              WHERE $4::uuid IS NULL OR EXISTS (SELECT 1 FROM run)
-             ON CONFLICT (id) DO NOTHING
+             INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input, "creditReserved")
+             SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb, $7::numeric FROM slot
              RETURNING status, result, error)
-           SELECT status, result, error FROM opened
+           SELECT 'opened' AS outcome, status, result, error FROM opened
            UNION ALL
-           SELECT status, result, error FROM "ToolCall" WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM opened)`,
+           SELECT 'existing', status, result, error FROM prior
+           UNION ALL
+           SELECT CASE WHEN $4::uuid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run) THEN 'run-ended'
+                       WHEN u."creditBalance" < $7::numeric THEN 'no-credits'
+                       ELSE 'at-cap' END, NULL, NULL, NULL
+             FROM "User" u
+            WHERE u.id = $2 AND NOT EXISTS (SELECT 1 FROM opened) AND NOT EXISTS (SELECT 1 FROM prior)`,
     values: [
       input.toolCallId,
       input.userId,
@@ -47,8 +80,36 @@ export async function openToolCall(pool: Pool, input: RunToolInput): Promise<Sto
       input.runId ?? null,
       input.toolName,
       JSON.stringify(input.input ?? {}),
+      input.price,
+      input.maxActive,
     ],
-  });
+  };
+  type Row = StoredToolCall & { outcome: OpenedToolCall['outcome'] };
+  const rows = await pool.query<Row>(query).then(
+    (r) => r.rows,
+    // Two attempts of one call opening at once: the second finds the first's row.
+    async (err: unknown) => {
+      if ((err as { code?: string }).code !== PG_UNIQUE_VIOLATION) throw err;
+      return (await pool.query<Row>(query)).rows;
+    },
+  );
+  const row = rows[0];
+  if (!row) return { outcome: 'run-ended' };
+  const { outcome, ...call } = row;
+  if (outcome === 'opened' || outcome === 'existing') return { outcome, call };
+  return { outcome };
+}
+
+/** What a user may start now: for a direct call's quick answer before its workflow starts. */
+export async function selectToolAllowance(
+  pool: Pool,
+  userId: string,
+  price: string,
+): Promise<{ activeToolCalls: number; canPay: boolean } | undefined> {
+  const { rows } = await pool.query<{ activeToolCalls: number; canPay: boolean }>(
+    'SELECT "activeToolCalls", "creditBalance" >= $2::numeric AS "canPay" FROM "User" WHERE id = $1',
+    [userId, price],
+  );
   return rows[0];
 }
 

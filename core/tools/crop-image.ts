@@ -1,8 +1,13 @@
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
-import { fetchMedia, sniff } from '../net/fetch-media';
-import { mediaFetchFailure } from './failures';
-import { inspectImage, MAX_INPUT_PIXELS, undecodableImage, type ImageInput } from './image-input';
+import { sniff } from '../net/fetch-media';
+import {
+  fetchInputImage,
+  inspectImage,
+  MAX_INPUT_PIXELS,
+  undecodableImage,
+  type ImageInput,
+} from './image-input';
 import { resolveRectangle } from './rectangle';
 import type { CropImageInput } from './schemas';
 import { storeOutput } from './store';
@@ -36,15 +41,7 @@ async function loadImage(
     }
     return { body, mimeType: type.mime };
   }
-  try {
-    return await fetchMedia(ctx.http, input.image_url ?? '', {
-      accept: 'image',
-      maxBytes: ctx.config.FETCH_MAX_BYTES,
-      signal: ctx.signal,
-    });
-  } catch (err) {
-    throw mediaFetchFailure(err, 'The image', ctx.config.FETCH_MAX_BYTES);
-  }
+  return fetchInputImage(input.image_url ?? '', ctx);
 }
 
 /**

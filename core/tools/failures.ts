@@ -7,11 +7,15 @@ import { MediaFetchError } from '../net/fetch-media';
  * A failed fetch of a user's media URL as an activity failure. Whatever the cause, it is the
  * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx: a refused
  * address or too many redirects is INVALID_REQUEST, bytes of the wrong kind
- * UNSUPPORTED_MEDIA_TYPE, more than `maxBytes` PAYLOAD_TOO_LARGE, and a host that does not answer, or
+ * UNSUPPORTED_MEDIA_TYPE, more than `cap.maxBytes` PAYLOAD_TOO_LARGE (naming its setting), and a host that does not answer, or
  * answers with an error, MEDIA_UNAVAILABLE (422). Only a 5xx or 429 from that host is worth
  * retrying, and it is retried under the same type, so the last attempt still names the cause.
  */
-export function mediaFetchFailure(err: unknown, what: string, maxBytes: number): unknown {
+export function mediaFetchFailure(
+  err: unknown,
+  what: string,
+  cap: { maxBytes: number; setting: 'FETCH_MAX_BYTES' | 'IMAGE_FETCH_MAX_BYTES' },
+): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof GuardedHttpError) {
     switch (err.kind) {
@@ -21,7 +25,7 @@ export function mediaFetchFailure(err: unknown, what: string, maxBytes: number):
       case 'TOO_LARGE':
         return permanentFailure(
           'PAYLOAD_TOO_LARGE',
-          `${what} is larger than ${formatBytes(maxBytes)}, the most fetched from one URL (FETCH_MAX_BYTES).`,
+          `${what} is larger than ${formatBytes(cap.maxBytes)}, the most fetched from one URL (${cap.setting}).`,
         );
       case 'TOO_MANY_REDIRECTS':
       case 'REDIRECT_REFUSED':
@@ -62,15 +66,20 @@ export function providerOutputFailure(err: unknown): unknown {
     return err;
   return permanentFailure(
     'PROVIDER_ERROR',
-    `The generated image could not be used: ${err instanceof Error ? err.message : String(err)}`,
+    'The generated image could not be used.',
+    err instanceof Error ? err.message : String(err),
   );
 }
 
-/** A provider's answer as an activity failure: 4xx permanent (502), 429 and 5xx retried. */
+/**
+ * A provider's answer as an activity failure: 4xx permanent (502), 429 and 5xx retried. The
+ * provider's own text (which may echo the prompt, a key name, an internal host) is kept out of
+ * the message a client sees; the caller logs it.
+ */
 export function providerHttpFailure(provider: string, status: number, detail?: string): Error {
-  const message = `The ${provider} provider answered HTTP ${status}${detail ? `: ${detail.slice(0, 300)}` : ''}.`;
+  const message = `The ${provider} provider answered HTTP ${status}.`;
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
-    return permanentFailure('PROVIDER_ERROR', message);
+    return permanentFailure('PROVIDER_ERROR', message, detail?.slice(0, 300));
   }
   return new Error(message);
 }

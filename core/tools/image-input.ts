@@ -1,6 +1,9 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
+import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
+import { mediaFetchFailure } from './failures';
+import type { ToolContext } from './types';
 
 /**
  * Decoding a larger image could exhaust memory: 100 megapixels (all frames of an animation
@@ -66,5 +69,21 @@ export async function assertDecodes(body: Buffer, what: string): Promise<void> {
     await sharp(body, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).stats();
   } catch {
     throw undecodableImage(what);
+  }
+}
+
+/**
+ * A user's input image by URL. It is decoded in memory, so its body is streamed in and cut past
+ * IMAGE_FETCH_MAX_BYTES (413 naming the setting), never read whole first.
+ */
+export async function fetchInputImage(
+  url: string,
+  ctx: Pick<ToolContext, 'http' | 'config' | 'signal'>,
+): Promise<FetchedMedia> {
+  const maxBytes = ctx.config.IMAGE_FETCH_MAX_BYTES;
+  try {
+    return await fetchMedia(ctx.http, url, { accept: 'image', maxBytes, signal: ctx.signal });
+  } catch (err) {
+    throw mediaFetchFailure(err, 'The image', { maxBytes, setting: 'IMAGE_FETCH_MAX_BYTES' });
   }
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
 import { openMedia } from '../net/fetch-media';
-import { runProgram } from '../process/run-program';
+import type { Config } from '../config/config';
+import { runProgram, type ProgramLimits } from '../process/run-program';
 import { formatBytes, mediaFetchFailure } from './failures';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
@@ -14,6 +15,24 @@ const DEFAULT_SIZE = { width: 1280, height: 720 };
 const MAX_OUTPUT_SIDE = 4096;
 const FPS = 30;
 const SAMPLE_RATE = 48_000;
+
+/**
+ * Put before every input: files only (no http, no tcp, nothing a crafted playlist could name),
+ * and only container demuxers a video upload comes in. hls, concat and image sequences are left
+ * out: they open further files or URLs named inside the input.
+ */
+const INPUT_GUARD = [
+  '-protocol_whitelist',
+  'file,pipe',
+  '-format_whitelist',
+  'mov,mp4,matroska,webm,avi,mpegts,flv,ogg',
+];
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+function programLimits(config: Config, timeoutMs = config.FFMPEG_TIMEOUT): ProgramLimits {
+  return { timeoutMs, maxMemoryBytes: config.FFMPEG_MAX_MEMORY_BYTES };
+}
 
 export interface ProbedVideo {
   /** The size a viewer sees: pixel aspect ratio and display rotation applied. */
@@ -56,16 +75,17 @@ export function displaySize(stream: ProbeStream): { width: number; height: numbe
 }
 
 export async function probe(
-  ffprobe: string,
+  config: Config,
   file: string,
   signal: AbortSignal,
 ): Promise<ProbedVideo | undefined> {
   let json: string;
   try {
     json = await runProgram(
-      ffprobe,
-      ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file],
+      config.FFPROBE_PATH,
+      ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json', '-show_streams', '-show_format', file],
       signal,
+      programLimits(config, PROBE_TIMEOUT_MS),
     );
   } catch (err) {
     if (signal.aborted) throw err;
@@ -168,11 +188,10 @@ async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Pr
   const failed = opened.findIndex((o) => o.status === 'rejected');
   if (failed >= 0) {
     discardAll();
-    throw mediaFetchFailure(
-      (opened[failed] as PromiseRejectedResult).reason,
-      `Video ${failed + 1}`,
-      perVideo,
-    );
+    throw mediaFetchFailure((opened[failed] as PromiseRejectedResult).reason, `Video ${failed + 1}`, {
+      maxBytes: perVideo,
+      setting: 'FETCH_MAX_BYTES',
+    });
   }
   const declared = videos.reduce((sum, v) => sum + (v.declaredBytes ?? 0), 0);
   if (declared > total) {
@@ -190,7 +209,7 @@ async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Pr
         discardAll();
         throw received > total
           ? overTotal(`more than ${formatBytes(total)}`)
-          : mediaFetchFailure(err, `Video ${i + 1}`, perVideo);
+          : mediaFetchFailure(err, `Video ${i + 1}`, { maxBytes: perVideo, setting: 'FETCH_MAX_BYTES' });
       }
       ctx.heartbeat();
     }),
@@ -206,10 +225,19 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
 
     const videos: ProbedVideo[] = [];
     for (const [i, file] of files.entries()) {
-      const probed = await probe(ctx.config.FFPROBE_PATH, file, ctx.signal);
+      const probed = await probe(ctx.config, file, ctx.signal);
       if (!probed)
         throw permanentFailure('UNSUPPORTED_MEDIA_TYPE', `Video ${i + 1} has no readable video stream.`);
       videos.push(probed);
+    }
+    const maxSide = ctx.config.MERGE_MAX_INPUT_SIDE;
+    for (const [i, v] of videos.entries()) {
+      if (Math.max(v.width, v.height) > maxSide) {
+        throw permanentFailure(
+          'PAYLOAD_TOO_LARGE',
+          `Video ${i + 1} is ${v.width}x${v.height}; at most ${maxSide} pixels a side (MERGE_MAX_INPUT_SIDE) may be merged.`,
+        );
+      }
     }
     const total = videos.reduce((sum, v) => sum + v.durationS, 0);
     if (total > ctx.config.MERGE_MAX_INPUT_SECONDS) {
@@ -228,7 +256,7 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       '-hide_banner',
       '-nostdin',
       '-y',
-      ...files.flatMap((f) => ['-i', f]),
+      ...files.flatMap((f) => [...INPUT_GUARD, '-i', f]),
       '-filter_complex',
       buildFilterGraph(videos, input.transition, transitionS),
       '-map',
@@ -250,13 +278,13 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       out,
     ];
     try {
-      await runProgram(ctx.config.FFMPEG_PATH, args, ctx.signal);
+      await runProgram(ctx.config.FFMPEG_PATH, args, ctx.signal, programLimits(ctx.config));
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.logger.warn({ err }, 'ffmpeg failed');
       throw permanentFailure('PROVIDER_ERROR', 'The videos could not be merged.');
     }
-    const merged = await probe(ctx.config.FFPROBE_PATH, out, ctx.signal);
+    const merged = await probe(ctx.config, out, ctx.signal);
     const asset = await storeOutput(ctx, 'merged.mp4', await readFile(out), 'video/mp4');
     return {
       providerRunId: `ffmpeg:${ctx.toolCallId}`,

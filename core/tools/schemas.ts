@@ -6,7 +6,7 @@ import { RECTANGLE_FORMS, rectangleShapeProblems } from './rectangle';
 extendZodWithOpenApi(z);
 
 /** A remote input: http(s) only; the SSRF guard decides the rest when it is fetched. */
-const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' });
+const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).max(2048);
 
 /** Marks an issue as a rectangle problem: answered 400 INVALID_RECTANGLE, not INVALID_REQUEST. */
 export const RECTANGLE_ISSUE = { rectangle: true } as const;

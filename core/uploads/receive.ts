@@ -4,10 +4,13 @@ import path from 'node:path';
 import type { Request, RequestHandler } from 'express';
 import multer, { MulterError } from 'multer';
 import { AppError, ValidationError } from '../errors/app-error';
+import { fileHash } from '../hashing/canonical';
 import { sanitizeFilename } from './filename';
 
 export const MAX_FILES = 8;
 export const MAX_FILE_BYTES = 20 * 1024 * 1024;
+export const TOO_MANY_FILES_MESSAGE = `At most ${MAX_FILES} files may be sent in one request.`;
+export const FILE_TOO_LARGE_MESSAGE = `Each file may be at most ${MAX_FILE_BYTES / 1024 / 1024} MB.`;
 /** The multipart field names that may carry files: `file` (repeatable) and `files`. */
 export const FILE_FIELDS = ['file', 'files'] as const;
 
@@ -42,12 +45,9 @@ export function receivedFiles(req: Request): ReceivedFile[] {
 function fromMulterError(err: MulterError): AppError {
   switch (err.code) {
     case 'LIMIT_FILE_COUNT':
-      return new AppError('TOO_MANY_FILES', `At most ${MAX_FILES} files may be sent in one request.`);
+      return new AppError('TOO_MANY_FILES', TOO_MANY_FILES_MESSAGE);
     case 'LIMIT_FILE_SIZE':
-      return new AppError(
-        'PAYLOAD_TOO_LARGE',
-        `Each file may be at most ${MAX_FILE_BYTES / 1024 / 1024} MB.`,
-      );
+      return new AppError('PAYLOAD_TOO_LARGE', FILE_TOO_LARGE_MESSAGE);
     case 'LIMIT_UNEXPECTED_FILE':
       return new ValidationError([
         { path: `body.${err.field ?? ''}`, message: `files go in the fields ${FILE_FIELDS.join(' or ')}` },
@@ -124,4 +124,13 @@ export function receiveFiles(options: ReceiveOptions = {}): RequestHandler {
     (req as WithFiles)[FILES] = await Promise.all(files.map(sniff));
     next();
   };
+}
+
+/** What identifies received files in a request's fingerprint: their names, types and bytes. */
+export function fileFingerprints(
+  files: readonly ReceivedFile[],
+): Promise<{ filename: string; mimeType: string; sha256: string }[]> {
+  return Promise.all(
+    files.map(async (f) => ({ filename: f.filename, mimeType: f.mimeType, sha256: await fileHash(f.path) })),
+  );
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { insertUnderCap } from '../db/caps';
 import { decodeCursor } from '../schemas/common';
 import type { DeliveryRow as DeliveryViewRow, EndpointRow } from '../schemas/webhooks';
 import type { EmitWebhookEventInput, WebhookEvent } from '../schemas/events';
@@ -101,17 +102,29 @@ export async function listUnstartedDeliveries(pool: Pool, limit = 100): Promise<
 // Endpoints and the attempt log, as the management routes see them. Hand-written: the delivery list
 // aggregates each delivery's attempts in the same statement, which Prisma cannot.
 
-export async function insertEndpoint(
+/** Undefined when the user already holds `max` endpoints (nothing is written then). */
+export function insertEndpoint(
   pool: Pool,
   input: { userId: string; url: string; events: string[]; secretEncrypted: string },
-): Promise<EndpointRow> {
-  const { rows } = await pool.query<EndpointRow>(
-    `INSERT INTO "WebhookEndpoint" (id, "userId", url, events, "secretEncrypted")
-     VALUES ($1, $2, $3, $4, $5)
-     RETURNING id, url, events, "isActive", "createdAt"`,
-    [randomUUID(), input.userId, input.url, input.events, input.secretEncrypted],
+  max: number,
+): Promise<EndpointRow | undefined> {
+  return insertUnderCap(
+    pool,
+    {
+      userId: input.userId,
+      countSql: 'SELECT count(*) FROM "WebhookEndpoint" WHERE "userId" = $1 AND "deletedAt" IS NULL',
+      max,
+    },
+    async (client) => {
+      const { rows } = await client.query<EndpointRow>(
+        `INSERT INTO "WebhookEndpoint" (id, "userId", url, events, "secretEncrypted")
+         VALUES ($1, $2, $3, $4, $5)
+         RETURNING id, url, events, "isActive", "createdAt"`,
+        [randomUUID(), input.userId, input.url, input.events, input.secretEncrypted],
+      );
+      return rows[0] as EndpointRow;
+    },
   );
-  return rows[0] as EndpointRow;
 }
 
 /** One page (plus one row telling whether another follows), newest first. */
@@ -151,15 +164,21 @@ export async function softDeleteEndpoint(pool: Pool, userId: string, endpointId:
 }
 
 /** Deliveries with their attempt log, oldest attempt first; only the caller's live endpoints. */
+/** A delivery answer holds its latest attempts only: redeliveries add series without end. */
+export const MAX_EMBEDDED_ATTEMPTS = 20;
+
 const DELIVERY_SELECT = `
   SELECT d.id, d.event, d."envelopeId", d.status::text AS status, d."createdAt", d."deliveredAt",
          COALESCE((SELECT json_agg(json_build_object(
                     'series', a.series, 'attempt', a.attempt,
                     'startedAt', to_char(a."startedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                     'durationMs', a."durationMs", 'statusCode', a."statusCode",
-                    'error', a.error, 'responseBody', a."responseBody")
+                    'error', a.error, 'responseBody', a."responseBody",
+                    'signedContent', a."signedContent", 'requestHeaders', a."requestHeaders")
                     ORDER BY a.series, a.attempt)
-                     FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id), '[]') AS attempts
+                     FROM (SELECT * FROM "WebhookAttempt" WHERE "deliveryId" = d.id
+                            ORDER BY series DESC, attempt DESC LIMIT ${MAX_EMBEDDED_ATTEMPTS}) a), '[]') AS attempts,
+         (SELECT count(*)::int FROM "WebhookAttempt" WHERE "deliveryId" = d.id) AS "attemptCount"
     FROM "WebhookDelivery" d
     JOIN "WebhookEndpoint" e ON e.id = d."endpointId" AND e."userId" = $1 AND e."deletedAt" IS NULL`;
 
@@ -228,4 +247,56 @@ export async function startNewSeries(pool: Pool, deliveryId: string, series: num
     [deliveryId, series],
   );
   return rows[0]?.series ?? null;
+}
+
+export type SealedSecretColumn = 'secretEncrypted' | 'previousSecretEncrypted';
+
+/**
+ * Every sealed secret (the current ones, and those a rotation replaced), deleted endpoints
+ * included: a redelivery may still need them.
+ */
+export async function selectSealedSecrets(
+  pool: Pool,
+): Promise<{ id: string; column: SealedSecretColumn; sealed: string }[]> {
+  const { rows } = await pool.query<{ id: string; column: SealedSecretColumn; sealed: string }>(
+    `SELECT id, 'secretEncrypted' AS column, "secretEncrypted" AS sealed FROM "WebhookEndpoint"
+     UNION ALL
+     SELECT id, 'previousSecretEncrypted', "previousSecretEncrypted" FROM "WebhookEndpoint"
+      WHERE "previousSecretEncrypted" IS NOT NULL`,
+  );
+  return rows;
+}
+
+/** Replaces a sealed secret only if it is still the one read, so a concurrent change is kept. */
+export async function replaceSealedSecret(
+  pool: Pool,
+  target: { id: string; column: SealedSecretColumn; sealed: string },
+  to: string,
+): Promise<boolean> {
+  const column = target.column === 'secretEncrypted' ? '"secretEncrypted"' : '"previousSecretEncrypted"';
+  const { rowCount } = await pool.query(
+    `UPDATE "WebhookEndpoint" SET ${column} = $3 WHERE id = $1 AND ${column} = $2`,
+    [target.id, target.sealed, to],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Gives the endpoint a new sealed secret; the one it replaces keeps signing beside it for
+ * `overlapSeconds` (0: at once no more). Null when there is no such live endpoint of the user.
+ */
+export async function rotateEndpointSecret(
+  pool: Pool,
+  input: { userId: string; endpointId: string; secretEncrypted: string; overlapSeconds: number },
+): Promise<EndpointRow | null> {
+  const { rows } = await pool.query<EndpointRow>(
+    `UPDATE "WebhookEndpoint"
+        SET "previousSecretEncrypted" = "secretEncrypted",
+            "previousSecretExpiresAt" = now() + make_interval(secs => $4),
+            "secretEncrypted" = $3
+      WHERE id = $1 AND "userId" = $2 AND "deletedAt" IS NULL
+      RETURNING id, url, events, "isActive", "createdAt"`,
+    [input.endpointId, input.userId, input.secretEncrypted, input.overlapSeconds],
+  );
+  return rows[0] ?? null;
 }

@@ -1,13 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError } from '../../core/errors/app-error';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../../core/errors/app-error';
+import { hostRefusal, NOT_PUBLIC_MESSAGE } from '../../core/net/public-url';
 import { addLogContext } from '../../core/logging/context';
 import { runsAdmitted } from '../../core/metrics/registry';
-import { insertTurn, selectOwnAttachments } from '../../core/runs/store';
+import { insertTurn, selectActiveRun, selectOwnAttachments, type TurnAdmission } from '../../core/runs/store';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
 import { currentTraceId } from '../../core/telemetry/tracing';
-import type { ContentBlock } from '../../core/schemas/runs';
+import { toActiveRun, type ContentBlock } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
-import type { OperationDeps } from '../deps';
+import type { Caller, OperationDeps } from '../deps';
+import { activeLimit } from '../limits';
 import type { RunToStart } from './start';
 
 const TITLE_FROM_TEXT = 60;
@@ -21,6 +23,7 @@ export interface TurnRequest {
   attachmentIds: string[];
   planMode: boolean;
   traceparent?: string;
+  via: Caller['via'];
 }
 
 export interface AdmittedTurn {
@@ -54,6 +57,33 @@ function mediaKind(mimeType: string): 'image' | 'video' | 'audio' {
 }
 
 /**
+ * The 409 of a chat whose run is active names that run, with its open waitpoint and where to poll,
+ * stream, cancel and decide it, so the client can follow it instead of guessing; undefined when the
+ * run ended in the meantime.
+ */
+async function runActiveError(deps: OperationDeps, userId: string, chatId: string) {
+  const active = await selectActiveRun(deps.db.pool, userId, chatId);
+  if (!active) return undefined;
+  return new AppError('RUN_ACTIVE', 'A run of this chat is still active.', undefined, undefined, {
+    activeRun: toActiveRun(chatId, active),
+  });
+}
+
+/**
+ * Refuses, before anything is written, an image URL whose host is private or does not resolve:
+ * the model and the tools would fetch it later, on the worker, from inside the network.
+ */
+async function assertPublicImageUrls(deps: OperationDeps, urls: readonly string[]): Promise<void> {
+  const refusals = await Promise.all(urls.map((url) => hostRefusal(new URL(url), deps.config)));
+  const details = refusals.flatMap((reason, i) => {
+    if (reason === undefined) return [];
+    deps.logger.info({ index: i, reason }, 'image URL refused at admission');
+    return [{ path: `body.image_urls.${i}`, message: NOT_PUBLIC_MESSAGE }];
+  });
+  if (details.length) throw new ValidationError(details);
+}
+
+/**
  * Admits a turn: its chat (when new), user message, attachments and QUEUED run, written at once
  * (see insertTurn); a chat with an active run answers 409 RUN_ACTIVE, and nothing is written.
  */
@@ -62,6 +92,7 @@ export async function admitTurn(
   turn: TurnRequest,
   uploads: readonly PreparedAttachment[] = [],
 ): Promise<AdmittedTurn> {
+  await assertPublicImageUrls(deps, turn.imageUrls);
   const runId = randomUUID();
   const messageId = randomUUID();
   const assistantMessageId = randomUUID();
@@ -84,9 +115,9 @@ export async function admitTurn(
   for (const u of uploads)
     blocks.push({ type: mediaKind(u.mimeType), attachmentId: u.id, url: deps.storage.url(u.storageKey) });
 
-  let admitted: boolean;
-  try {
-    admitted = await insertTurn(deps.db.pool, {
+  // A unique violation is a send racing this one into the same chat: the chat is busy.
+  const insert = (): Promise<TurnAdmission> =>
+    insertTurn(deps.db.pool, {
       runId,
       chatId,
       userId: turn.userId,
@@ -95,17 +126,32 @@ export async function admitTurn(
       assistantMessageId,
       planMode: turn.planMode,
       traceId,
+      via: turn.via,
       contentBlocks: blocks,
       attachmentIds,
       uploads,
+      maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
+    }).catch((err: unknown) => {
+      if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
+      throw err;
     });
-  } catch (err) {
-    if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) {
-      throw new ConflictError('RUN_ACTIVE', 'A run of this chat is still active.');
+  let admitted = await insert();
+  if (admitted === 'chat-busy') {
+    const busy = await runActiveError(deps, turn.userId, chatId);
+    if (busy) throw busy;
+    // The active run ended between the two looks: the chat takes this turn now.
+    admitted = await insert();
+    if (admitted === 'chat-busy') {
+      throw (
+        (await runActiveError(deps, turn.userId, chatId)) ??
+        new ConflictError('RUN_ACTIVE', 'A run of this chat is still active.')
+      );
     }
-    throw err;
   }
-  if (!admitted) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  if (admitted === 'no-chat') throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  if (admitted === 'at-cap') {
+    throw activeLimit('MAX_ACTIVE_RUNS_PER_USER', deps.config.MAX_ACTIVE_RUNS_PER_USER, 'runs');
+  }
   runsAdmitted.inc({ plan_mode: String(turn.planMode) });
   return {
     messageId,
@@ -117,6 +163,7 @@ export async function admitTurn(
       assistantMessageId,
       traceId,
       planMode: turn.planMode,
+      via: turn.via,
     },
   };
 }

@@ -4,12 +4,15 @@ import {
   explainRunMiss,
   requestChatRunCancel,
   requestRunCancel,
+  selectWaitpointPlan,
+  type Decider,
   type DecisionMiss,
   type RunScope,
   type WaitpointRow,
 } from '../../core/runs/store';
 import { agentWorkflowId, planDecisionSignal } from '../../workflows/agent.contract';
 import { runningExecutionOf } from '../../workflows/client';
+import { planHashOf } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
 
 function missError(miss: DecisionMiss): Error {
@@ -24,6 +27,11 @@ function missError(miss: DecisionMiss): Error {
       return new ConflictError(miss, 'The run has already finished.');
     case 'WAITPOINT_RESOLVED':
       return new ConflictError(miss, 'The waitpoint was already resolved.');
+    case 'PLAN_CHANGED':
+      return new ConflictError(
+        miss,
+        'The plan pending approval is not the one whose planHash was sent; poll the run and decide the plan it shows.',
+      );
   }
 }
 
@@ -64,6 +72,23 @@ async function cancelExecution(
 }
 
 /**
+ * The plan the decider saw, named by its hash: the pending plan when the hash is its own (the
+ * claim then holds only while the waitpoint still has that plan, under its row lock), else 409
+ * PLAN_CHANGED. Without a hash, no check; a waitpoint not pending is the claim's to explain.
+ */
+async function planSeen(
+  deps: OperationDeps,
+  scope: RunScope & { waitpointId: string },
+  planHash: string | undefined,
+): Promise<unknown> {
+  if (planHash === undefined) return undefined;
+  const current = await selectWaitpointPlan(deps.db.pool, scope);
+  if (!current || current.status !== 'PENDING') return undefined;
+  if (planHashOf(current.plan) !== planHash) throw missError('PLAN_CHANGED');
+  return current.plan;
+}
+
+/**
  * A plan decision, in one obvious sequence: (1) claim it in the database, which alone decides who
  * wins (a duplicate gets WAITPOINT_RESOLVED, a decision after a cancel RUN_NOT_ACTIVE) and, for an
  * approval, moves the run back to RUNNING; (2) signal the workflow, which acts on it at once. The
@@ -74,9 +99,15 @@ async function cancelExecution(
 export async function decideWaitpoint(
   deps: OperationDeps,
   scope: RunScope & { waitpointId: string },
-  decision: { approved: boolean; feedback?: string },
+  decision: { approved: boolean; feedback?: string; planHash?: string },
+  decider: Decider,
 ): Promise<WaitpointRow> {
-  const claimed = await claimPlanDecision(deps.db.pool, scope, decision);
+  const claimed = await claimPlanDecision(
+    deps.db.pool,
+    scope,
+    { ...decision, expectedPlan: await planSeen(deps, scope, decision.planHash) },
+    decider,
+  );
   if (typeof claimed === 'string') throw missError(claimed);
   try {
     await deps.temporal.client.workflow

@@ -24,7 +24,7 @@ export function startDispatcher(deps: OperationDeps, intervalMs = INTERVAL_MS): 
 
   const tick = async () => {
     const { rows } = await deps.db.pool.query<RunToStart & { stopRequested: boolean }>(
-      `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId", r."planMode",
+      `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId", r."planMode", r.via,
               r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
          FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
         WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL

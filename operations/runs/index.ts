@@ -7,8 +7,12 @@ import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
+import { openRunStream, type OpenStreamInput } from './events';
 import { createLiveStates, loadSnapshot } from './snapshot';
+import { createRunEventHub } from '../../core/runs/event-hub';
 import { startRun } from './start';
+import { fileFingerprints } from '../../core/uploads/receive';
+import { idempotent } from '../idempotency';
 
 /** How long a send waits for its workflow to start before it answers without the start's id. */
 const START_WAIT_MS = 50;
@@ -30,48 +34,66 @@ export interface SendTurnInput {
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
 export function createRunsOperations(deps: OperationDeps) {
   const liveStates = createLiveStates(deps);
+  /**
+   * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
+   * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
+   * workflow is started (or left to the dispatcher when Temporal cannot take it now).
+   */
+  const sendTurn = async (caller: Caller, input: SendTurnInput): Promise<QueuedTurn> => {
+    const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
+    let admitted: AdmittedTurn;
+    try {
+      admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input }, uploads);
+    } catch (err) {
+      await discardObjects(deps.storage, uploads);
+      throw err;
+    }
+    if (deps.config.FAULT_PAUSE_BEFORE_START !== undefined) {
+      deps.logger.warn({ runId: admitted.run.runId }, 'fault injection: paused between commit and start');
+      await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
+    }
+    // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
+    // start that takes longer (Temporal busy or away) goes on after the answer, with the
+    // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
+    const starting = startRun(deps, admitted.run).catch((err: unknown) => {
+      deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
+      return null;
+    });
+    const triggerRunId = await Promise.race([
+      starting,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), START_WAIT_MS).unref()),
+    ]);
+    return {
+      chatId: admitted.run.chatId,
+      messageId: admitted.messageId,
+      runId: admitted.run.runId,
+      triggerRunId,
+      status: 'queued',
+    };
+  };
+
+  const eventHub = createRunEventHub({ url: deps.config.DATABASE_URL, logger: deps.logger });
   return {
-    /**
-     * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
-     * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
-     * workflow is started (or left to the dispatcher when Temporal cannot take it now).
-     */
-    async sendTurn(caller: Caller, input: SendTurnInput): Promise<QueuedTurn> {
-      const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
-      let admitted: AdmittedTurn;
-      try {
-        admitted = await admitTurn(deps, { userId: caller.userId, ...input }, uploads);
-      } catch (err) {
-        await discardObjects(deps.storage, uploads);
-        throw err;
-      }
-      if (deps.config.FAULT_PAUSE_BEFORE_START !== undefined) {
-        deps.logger.warn({ runId: admitted.run.runId }, 'fault injection: paused between commit and start');
-        await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
-      }
-      // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
-      // start that takes longer (Temporal busy or away) goes on after the answer, with the
-      // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
-      const starting = startRun(deps, admitted.run).catch((err: unknown) => {
-        deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
-        return null;
-      });
-      const triggerRunId = await Promise.race([
-        starting,
-        new Promise<null>((resolve) => setTimeout(() => resolve(null), START_WAIT_MS).unref()),
-      ]);
-      return {
-        chatId: admitted.run.chatId,
-        messageId: admitted.messageId,
-        runId: admitted.run.runId,
-        triggerRunId,
-        status: 'queued',
-      };
-    },
+    /** Queues a turn, once per Idempotency-Key (see idempotent). */
+    sendTurn: idempotent(deps, 'sendTurn', {
+      fingerprint: async ({ traceparent: _trace, files, ...request }: SendTurnInput) => ({
+        ...request,
+        files: await fileFingerprints(files),
+      }),
+      run: sendTurn,
+    }),
 
     getRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
       return loadSnapshot(deps, liveStates, { userId: caller.userId, ...ids });
     },
+
+    /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
+    streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
+      return openRunStream(deps, eventHub, liveStates, { userId: caller.userId, ...ids }, input);
+    },
+
+    /** Closes the one connection the process's streams listen on. */
+    closeStreams: () => eventHub.close(),
 
     /** Cancels the run (see requestCancel) and answers its snapshot as it now stands. */
     async cancelRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
@@ -85,7 +107,7 @@ export function createRunsOperations(deps: OperationDeps) {
       ids: Omit<RunScope, 'userId'> & { waitpointId: string },
       decision: PlanDecisionInput,
     ): Promise<WaitpointDto> {
-      return toWaitpointDto(await decideWaitpoint(deps, { userId: caller.userId, ...ids }, decision));
+      return toWaitpointDto(await decideWaitpoint(deps, { userId: caller.userId, ...ids }, decision, caller));
     },
 
     /** Deleting a chat stops its work: its active run, if any, is cancelled. */

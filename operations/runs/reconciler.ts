@@ -10,6 +10,7 @@ import {
   type UnfinishedRun,
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
+import { deleteExpiredKeys } from '../../core/idempotency/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
@@ -35,6 +36,8 @@ export interface ReconcilePass {
   runsEnded: number;
   deliveriesStarted: number;
   signalsResent: number;
+  /** Idempotency keys past their 24 hours, deleted. */
+  idempotencyKeysExpired: number;
 }
 
 /**
@@ -165,6 +168,7 @@ export function startReconciler(
           runsEnded: (await closedExecutions(lookedAt - LOOKBACK_OVERLAP_MS)) + (await staleRuns()),
           deliveriesStarted: await undeliveredEvents(),
           signalsResent: await lostSignals(),
+          idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
         };
         lookedAt = startedAt;
         return report;

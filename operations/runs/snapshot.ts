@@ -1,39 +1,59 @@
 import { NotFoundError } from '../../core/errors/app-error';
-import { selectRunSnapshot } from '../../core/runs/store';
+import {
+  claimLiveStateQuery,
+  selectRunSnapshot,
+  storeLiveState,
+  type StoredLiveState,
+} from '../../core/runs/store';
 import { TERMINAL_RUN_STATUSES, toRunSnapshot, type RunSnapshot } from '../../core/schemas/runs';
+import { refreshFileUrls } from '../../core/storage/signing';
 import { agentWorkflowId, runStateQuery, type AgentRunState } from '../../workflows/agent.contract';
 import type { OperationDeps } from '../deps';
 
 /** A live query must not hold up a poll: past this, the tables alone answer. */
 const QUERY_DEADLINE_MS = 500;
 /**
- * How old the workflow's view may be when a poll shows it: however many clients poll a run, this
- * process asks its workflow at most once per run per second (concurrent polls share one query).
+ * How old the workflow's view may be when a poll shows it: however many clients poll a run, on
+ * however many gateways, its workflow is asked at most once per run per second (RunLiveState holds
+ * the last answer and who may ask next).
  */
 const LIVE_STATE_TTL_MS = 1_000;
-/** Bounds the cache: past this many runs, expired answers are dropped, then the oldest. */
-const LIVE_STATE_ENTRIES = 10_000;
 
-export type LiveStates = (chatId: string, triggerRunId: string) => Promise<AgentRunState | undefined>;
+type LiveState = Pick<AgentRunState, 'step' | 'activity'>;
+export type LiveStates = (
+  ids: { runId: string; chatId: string; triggerRunId: string },
+  stored: StoredLiveState | null,
+) => Promise<LiveState | undefined>;
 
-/** The workflow's own view of live runs, asked through its query and shared for a second. */
+/**
+ * The workflow's own view of live runs: the stored answer while it is recent; past that, the one
+ * gateway that claims the next query asks the workflow and stores the answer for everyone. Polls
+ * of one run arriving together in this process share one claim.
+ */
 export function createLiveStates(deps: OperationDeps): LiveStates {
-  const cache = new Map<string, { expires: number; state: Promise<AgentRunState | undefined> }>();
-  return (chatId, triggerRunId) => {
-    const now = Date.now();
-    const hit = cache.get(triggerRunId);
-    if (hit && hit.expires > now) return hit.state;
-    cache.delete(triggerRunId);
-    if (cache.size >= LIVE_STATE_ENTRIES) {
-      for (const [key, entry] of cache) if (entry.expires <= now) cache.delete(key);
-      for (const key of cache.keys()) {
-        if (cache.size < LIVE_STATE_ENTRIES) break;
-        cache.delete(key);
+  const inFlight = new Map<string, Promise<LiveState | undefined>>();
+  const fromStore = (stored: StoredLiveState | null): LiveState | undefined =>
+    stored?.step === null || stored?.step === undefined
+      ? undefined
+      : { step: stored.step, activity: stored.activity ?? undefined };
+  return (ids, stored) => {
+    if (stored?.fresh) return Promise.resolve(fromStore(stored));
+    const pending = inFlight.get(ids.runId);
+    if (pending) return pending;
+    const asked = (async () => {
+      if (!(await claimLiveStateQuery(deps.db.bookkeeping, ids.runId, LIVE_STATE_TTL_MS))) {
+        return fromStore(stored);
       }
-    }
-    const state = liveState(deps, chatId, triggerRunId);
-    cache.set(triggerRunId, { expires: now + LIVE_STATE_TTL_MS, state });
-    return state;
+      const state = await liveState(deps, ids.chatId, ids.triggerRunId);
+      if (!state) return fromStore(stored);
+      await storeLiveState(deps.db.bookkeeping, ids.runId, {
+        step: state.step,
+        activity: state.activity ?? null,
+      });
+      return state;
+    })().finally(() => inFlight.delete(ids.runId));
+    inFlight.set(ids.runId, asked);
+    return asked;
   };
 }
 
@@ -41,23 +61,36 @@ export function createLiveStates(deps: OperationDeps): LiveStates {
  * The run, its tool calls and waitpoints in one indexed read, scoped to the caller's chat: the
  * tables hold everything the snapshot shows, written by the activities as they go. A live run
  * adds what only its workflow knows (what it is doing this moment, the step it just scheduled),
- * from a query asked at most once a second (see createLiveStates).
+ * from a query asked at most once a second across all gateways (see createLiveStates).
  */
 export async function loadSnapshot(
   deps: OperationDeps,
   liveStates: LiveStates,
   ids: { userId: string; chatId: string; runId: string },
 ): Promise<RunSnapshot> {
-  const row = await selectRunSnapshot(deps.db.pool, ids);
+  return (await loadSnapshotAt(deps, liveStates, ids)).snapshot;
+}
+
+/** The snapshot and the number of the last stream event it reflects (read by the same statement). */
+export async function loadSnapshotAt(
+  deps: OperationDeps,
+  liveStates: LiveStates,
+  ids: { userId: string; chatId: string; runId: string },
+): Promise<{ snapshot: RunSnapshot; eventSeq: number }> {
+  const row = await selectRunSnapshot(deps.db.pool, ids, LIVE_STATE_TTL_MS);
   if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
   if (!row.run) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
-  const snapshot = toRunSnapshot(row.run);
+  const snapshot = refreshFileUrls(deps.config, toRunSnapshot(row.run));
+  const eventSeq = Number(row.run.eventSeq ?? 0);
   // A QUEUED run's workflow has not run its first task, so it has nothing to add and, with no
   // worker polling, could only hold the poll up until the deadline.
   const live =
     snapshot.status !== 'QUEUED' && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status);
   if (live && snapshot.triggerRunId) {
-    const state = await liveStates(ids.chatId, snapshot.triggerRunId);
+    const state = await liveStates(
+      { runId: snapshot.id, chatId: ids.chatId, triggerRunId: snapshot.triggerRunId },
+      row.live,
+    );
     // The tables have the status (every change of it is a statement); the workflow knows its step
     // as soon as it schedules one, a moment before the step's first write.
     if (state) {
@@ -65,7 +98,7 @@ export async function loadSnapshot(
       snapshot.activity = state.activity ?? null;
     }
   }
-  return snapshot;
+  return { snapshot, eventSeq };
 }
 
 async function liveState(

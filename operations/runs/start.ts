@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
-import { runningExecutionOf, startAgentRun } from '../../workflows/client';
+import { runningExecutionOf, startAgentRun, type RunVia } from '../../workflows/client';
 import type { OperationDeps } from '../deps';
 
 /** A start that has not answered by then leaves the run to the dispatcher. */
@@ -9,7 +9,8 @@ const START_DEADLINE_MS = 5_000;
 /** How long an admission waits for the chat's previous execution to finish closing. */
 const CLOSING_WAIT_MS = 3_000;
 
-export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'>;
+/** The run's workflow input, and the route that admitted it (for its records in Temporal). */
+export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: RunVia };
 
 /**
  * Starts the chat's workflow for this run. Safe to call again (the dispatcher does): a start that
@@ -42,13 +43,15 @@ async function tryStart(
   run: RunToStart,
 ): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;
+  const { via, ...input } = run;
   try {
     // The run's trace, whether the send's request starts it or the dispatcher does later.
     const handle = await inTrace(run.traceId, () =>
       connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
         startAgentRun(
           { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE },
-          { ...run, planApprovalTimeoutMs: deps.config.PLAN_APPROVAL_TIMEOUT },
+          { ...input, planApprovalTimeoutMs: deps.config.PLAN_APPROVAL_TIMEOUT },
+          via,
         ),
       ),
     );

@@ -124,6 +124,17 @@ describe('abuse cases', function () {
         [endpointId],
       );
       const deliveryId = delivery.rows[0]?.id as string;
+      // An MCP client the owner connected by OAuth.
+      const clientId = `client-${owner.userId}`;
+      await db.pool.query(`INSERT INTO "OAuthClient" (id, metadata) VALUES ($1, '{}')`, [clientId]);
+      const grant = await db.pool.query<{ id: string }>(
+        `INSERT INTO "OAuthGrant" (id, "userId", "clientId", "clientName", "accessTokenHash", "accessExpiresAt",
+                                   "refreshTokenHash", "refreshExpiresAt")
+         VALUES (gen_random_uuid(), $1, $2, 'assistant', $3, now() + interval '1 hour', $4, now() + interval '1 day')
+         RETURNING id`,
+        [owner.userId, clientId, `a-${clientId}`, `r-${clientId}`],
+      );
+      const grantId = grant.rows[0]?.id as string;
       const turn = await call(owner, 'apiKey', 'POST', '/api/v1/completions', {
         text: 'crop this to the left half',
         attachmentIds: [attachmentId],
@@ -145,6 +156,7 @@ describe('abuse cases', function () {
         keyId: owner.apiKeyId,
         endpointId,
         deliveryId,
+        grantId,
       };
       const bodies: Record<string, unknown> = {
         'PATCH /api/v1/chats/:chatId': { title: 'taken over' },
@@ -159,14 +171,21 @@ describe('abuse cases', function () {
             db.pool.query(`SELECT "revokedAt" FROM "ApiKey" WHERE id = $1`, [owner.apiKeyId]),
             db.pool.query(`SELECT "deletedAt" FROM "WebhookEndpoint" WHERE id = $1`, [endpointId]),
             db.pool.query(`SELECT status, series FROM "WebhookDelivery" WHERE id = $1`, [deliveryId]),
+            db.pool.query(`SELECT "revokedAt" FROM "OAuthGrant" WHERE id = $1`, [grantId]),
           ]).then((results) => results.map((r) => r.rows)),
         );
       const before = await snapshot();
 
       // Every route whose path names one of the caller's things; the tool name and the signed file
-      // key are not tenant ids. A new id route fails here until it is probed.
+      // key and the reference page's asset names are not tenant ids; the console's mirror of the
+      // public routes is the same handlers behind the session (test/console/session-routes). A new
+      // id route fails here until it is probed.
       const idRoutes = gateway.routes.routes.filter(
-        (r) => /:(?!toolName)\w+/.test(r.path) && !r.path.startsWith('/files/'),
+        (r) =>
+          /:(?!toolName)\w+/.test(r.path) &&
+          !r.path.startsWith('/files/') &&
+          !r.path.startsWith('/docs/') &&
+          !r.path.startsWith('/console/'),
       );
       const probed: string[] = [];
       for (const route of idRoutes) {
@@ -250,27 +269,43 @@ describe('abuse cases', function () {
       assert.equal(rows.length, 0);
     });
 
-    it('never fetches an internal image_url of a turn: the agent’s tool call fails instead', async () => {
+    it('refuses every internal address as an image_url of a turn at admission, writing nothing', async () => {
       const before = canary.hits;
-      const turn = await call(intruder, 'apiKey', 'POST', '/api/v1/completions', {
-        text: 'crop this to the left half',
-        image_urls: [`http://127.0.0.1:${canary.port}/x.png`],
-      });
-      assert.equal(turn.status, 202);
       const { db } = await testStack();
-      const call_ = await waitFor(
-        async () =>
-          (
-            await db.pool.query<{ status: string; error: string }>(
-              `SELECT status, error FROM "ToolCall" WHERE "runId" = $1 AND status <> 'RUNNING'`,
-              [turn.body.runId],
-            )
-          ).rows[0],
-        { what: 'the tool call to end' },
-      );
-      assert.equal(call_.status, 'FAILED');
-      assert.match(call_.error, /may not be fetched/);
+      const count = async () =>
+        (
+          await db.pool.query(
+            `SELECT 1 FROM "Message" m JOIN "Chat" c ON c.id = m."chatId" WHERE c."userId" = $1`,
+            [intruder.userId],
+          )
+        ).rows.length;
+      const messages = await count();
+      for (const url of corpus()) {
+        const turn = await call(intruder, 'apiKey', 'POST', '/api/v1/completions', {
+          text: 'crop this to the left half',
+          image_urls: ['https://93.184.215.14/fine.png', url],
+        });
+        assert.equal(turn.status, 400, `${url}: ${turn.status}`);
+        assert.equal(turn.body.code, 'INVALID_REQUEST');
+        assert.deepEqual(turn.body.details, [
+          { path: 'body.image_urls.1', message: 'must point at a public address' },
+        ]);
+      }
+      assert.equal(await count(), messages);
       assert.equal(canary.hits, before);
+    });
+
+    it('tells a client nothing about why a host was refused: private and unresolvable read the same', async () => {
+      const answers = [];
+      for (const url of ['https://10.0.0.1/hook', 'https://no-such-host.invalid/hook']) {
+        const res = await call(intruder, 'session', 'POST', '/api/webhook-endpoints', {
+          url,
+          events: ['agent.completed'],
+        });
+        assert.equal(res.status, 400);
+        answers.push(res.body);
+      }
+      assert.deepEqual(answers[0], answers[1]);
     });
   });
 

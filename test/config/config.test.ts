@@ -41,6 +41,34 @@ describe('configuration', () => {
     assert.equal(config.TOOL_ROUTE_TIMEOUT, 500);
   });
 
+  it('takes TRUST_PROXY as a hop count or a list of proxy addresses, and refuses true', () => {
+    assert.equal(loadConfig(valid).TRUST_PROXY, false);
+    assert.equal(loadConfig({ ...valid, TRUST_PROXY: '2' }).TRUST_PROXY, 2);
+    assert.deepEqual(loadConfig({ ...valid, TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::1' }).TRUST_PROXY, [
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::1',
+    ]);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example', '10.0.0.1/8/2']) {
+      assert.ok(
+        problems({ ...valid, TRUST_PROXY: bad }).some((p) => p.startsWith('TRUST_PROXY:')),
+        bad,
+      );
+    }
+  });
+
+  it('refuses to start in production with ALLOW_INSECURE_WEBHOOKS or ALLOW_PRIVATE_NETWORK_URLS', () => {
+    for (const name of ['ALLOW_INSECURE_WEBHOOKS', 'ALLOW_PRIVATE_NETWORK_URLS'] as const) {
+      const found = problems({ ...valid, NODE_ENV: 'production', [name]: 'true' });
+      assert.deepEqual(
+        found.map((p) => p.split(':')[0]),
+        [name],
+      );
+      assert.equal(loadConfig({ ...valid, NODE_ENV: 'development', [name]: 'true' })[name], true);
+    }
+    assert.equal(loadConfig({ ...valid, NODE_ENV: 'production' }).ALLOW_PRIVATE_NETWORK_URLS, false);
+  });
+
   it('names each bad variable without echoing its value', () => {
     const found = problems({
       DATABASE_URL: 'mysql://secret-host/db',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
-import { freePort } from '../../testkit/stack';
+import { freePort, testStack } from '../../testkit/stack';
 
 describe('health', () => {
   let gateway: TestGateway;
@@ -20,6 +20,23 @@ describe('health', () => {
     const res = await fetch(`${gateway.url}/readyz`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { status: 'ready', database: 'up', temporal: 'up' });
+  });
+
+  it('checks PostgreSQL for /readyz at most once a second, however many ask', async () => {
+    const { db } = await testStack();
+    let checkouts = 0;
+    const count = () => checkouts++;
+    db.pool.on('acquire', count);
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${gateway.url}/readyz`)));
+      assert.ok(answers.every((r) => r.status === 200));
+      const again = await Promise.all(Array.from({ length: 40 }, () => fetch(`${gateway.url}/readyz`)));
+      assert.ok(again.every((r) => r.status === 200));
+    } finally {
+      db.pool.off('acquire', count);
+    }
+    // One check (two if the second burst came after the first answer's second), never one each.
+    assert.ok(checkouts <= 4, `${checkouts} connections checked out for 80 readiness requests`);
   });
 
   it('answers /readyz 503 naming Temporal when it is unreachable', async () => {

@@ -31,7 +31,7 @@ describe('identity', () => {
   let gateway: TestGateway;
   before(async () => {
     const stack = await testStack();
-    gateway = await startGateway({ config: stack.config({ TRUST_PROXY: 'true' }) });
+    gateway = await startGateway({ config: stack.config({ TRUST_PROXY: 'loopback' }) });
   });
   after(() => gateway.close());
 
@@ -59,7 +59,7 @@ describe('identity', () => {
       const res = await post('/api/auth/sign-up', { email, password: PASSWORD });
       assert.equal(res.status, 201);
       const body = (await res.json()) as { user: { id: string; email: string; createdAt: string } };
-      assert.deepEqual(Object.keys(body.user).sort(), ['createdAt', 'email', 'id']);
+      assert.deepEqual(Object.keys(body.user).sort(), ['createdAt', 'creditBalance', 'email', 'id']);
       assert.equal(body.user.email, email.toLowerCase());
       const { db } = await testStack();
       const row = await db.prisma.user.findUniqueOrThrow({ where: { id: body.user.id } });
@@ -128,6 +128,77 @@ describe('identity', () => {
     });
   });
 
+  describe('sign-up throttling', () => {
+    const signUpFrom = (gw: TestGateway, ip: string, email = `t-${randomUUID()}@example.test`) =>
+      fetch(`${gw.url}/api/auth/sign-up`, {
+        method: 'POST',
+        ...json({ email, password: PASSWORD }, { 'x-forwarded-for': ip }),
+      });
+
+    it('answers 429 once one address has used its sign-ups for the hour, taken emails included', async () => {
+      const stack = await testStack();
+      const limited = await startGateway({
+        config: stack.config({ TRUST_PROXY: 'loopback', SIGN_UP_RATE_LIMIT_PER_HOUR: '3' }),
+      });
+      try {
+        const ip = clientIp();
+        const { email } = await signUp();
+        // Probing taken emails counts like creating accounts: 409s are what an enumeration reads.
+        for (let i = 0; i < 3; i++) assert.equal((await signUpFrom(limited, ip, email)).status, 409);
+        const fresh = `late-${randomUUID()}@example.test`;
+        const res = await signUpFrom(limited, ip, fresh);
+        assert.equal(res.status, 429);
+        assert.equal(((await res.json()) as { code: string }).code, 'RATE_LIMITED');
+        assert.ok(Number(res.headers.get('retry-after')) > 0);
+        assert.equal(await count('"User" WHERE email = $1', [fresh]), 0);
+        assert.equal((await signUpFrom(limited, clientIp())).status, 201);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('answers 429 past the overall hourly sign-ups, whatever the addresses', async () => {
+      const stack = await testStack();
+      await stack.db.pool.query(`DELETE FROM "RateLimit" WHERE key = 'sign-up-all:all'`);
+      const limited = await startGateway({
+        config: stack.config({ TRUST_PROXY: 'loopback', SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR: '3' }),
+      });
+      try {
+        for (let i = 0; i < 3; i++) assert.equal((await signUpFrom(limited, clientIp())).status, 201);
+        assert.equal((await signUpFrom(limited, clientIp())).status, 429);
+      } finally {
+        await limited.close();
+        await stack.db.pool.query(`DELETE FROM "RateLimit" WHERE key = 'sign-up-all:all'`);
+      }
+    });
+
+    it('answers 503 with Retry-After when too many password hashes are already queued, writing nothing', async () => {
+      const stack = await testStack();
+      const busy = await startGateway({
+        config: stack.config({
+          TRUST_PROXY: 'loopback',
+          PASSWORD_HASH_CONCURRENCY: '1',
+          PASSWORD_HASH_QUEUE: '1',
+        }),
+      });
+      try {
+        const emails = Array.from({ length: 12 }, () => `burst-${randomUUID()}@example.test`);
+        const answers = await Promise.all(emails.map((email) => signUpFrom(busy, clientIp(), email)));
+        const refused = answers.filter((r) => r.status === 503);
+        assert.ok(refused.length > 0, `statuses ${answers.map((r) => r.status).join(',')}`);
+        assert.ok(answers.every((r) => r.status === 201 || r.status === 503));
+        for (const res of refused) {
+          assert.equal(((await res.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE');
+          assert.equal(res.headers.get('retry-after'), '1');
+        }
+        const created = answers.filter((r) => r.status === 201).length;
+        assert.equal(await count('"User" WHERE email = ANY($1)', [emails]), created);
+      } finally {
+        await busy.close();
+      }
+    });
+  });
+
   describe('POST /api/auth/sign-in', () => {
     it('sets an HttpOnly, SameSite=Lax session cookie whose token is stored only as a hash', async () => {
       const { email, user } = await signUp();
@@ -152,15 +223,23 @@ describe('identity', () => {
       assert.ok(Math.abs((rows[0]?.secs ?? 0) - 604800) < 60);
     });
 
-    it('marks the cookie Secure when the request came over https', async () => {
+    it('names the cookie __Host-svc_session, Secure, over https, and takes only that name there', async () => {
       const { email } = await signUp();
-      const res = await post(
-        '/api/auth/sign-in',
-        { email, password: PASSWORD },
-        { 'x-forwarded-proto': 'https' },
-      );
+      const https = { 'x-forwarded-proto': 'https' };
+      const res = await post('/api/auth/sign-in', { email, password: PASSWORD }, https);
       assert.equal(res.status, 200);
-      assert.match(res.headers.get('set-cookie') ?? '', /; Secure/);
+      const header = res.headers.get('set-cookie') ?? '';
+      assert.match(header, /^__Host-svc_session=/);
+      assert.match(header, /; Secure/);
+      assert.match(header, /; Path=\//);
+      assert.doesNotMatch(header, /Domain=/i);
+      const cookie = sessionCookieOf(res);
+      const session = (headers: Record<string, string>) =>
+        fetch(`${gateway.url}/api/auth/session`, { headers });
+      assert.equal((await session({ cookie, ...https })).status, 200);
+      // A plain-named cookie (one a sibling subdomain or an http page could plant) is not read.
+      const plain = cookie.replace(/^__Host-/, '');
+      assert.equal((await session({ cookie: plain, ...https })).status, 401);
     });
 
     it('answers 401 with one message for a wrong password and for an unknown email', async () => {
@@ -201,7 +280,7 @@ describe('identity', () => {
       let second: TestGateway;
       before(async () => {
         const stack = await testStack();
-        const config = stack.config({ TRUST_PROXY: 'true', SIGN_IN_ATTEMPTS_PER_15_MINUTES: '3' });
+        const config = stack.config({ TRUST_PROXY: 'loopback', SIGN_IN_ATTEMPTS_PER_15_MINUTES: '3' });
         limited = await startGateway({ config });
         second = await startGateway({ config });
       });
@@ -216,18 +295,49 @@ describe('identity', () => {
           ...json({ email, password }, { 'x-forwarded-for': ip }),
         });
 
-      it('answers 429 RATE_LIMITED with Retry-After once an email has used its attempts, across processes', async () => {
+      it('locks one address out of one account with 429 and Retry-After, across processes', async () => {
         const { email } = await signUp();
-        // Alternating gateways and addresses: the count lives in PostgreSQL and is kept per email.
-        assert.equal((await attempt(limited, email, 'wrong password 1', clientIp())).status, 401);
-        assert.equal((await attempt(second, email, 'wrong password 2', clientIp())).status, 401);
-        assert.equal((await attempt(limited, email, 'wrong password 3', clientIp())).status, 401);
-        const res = await attempt(second, email, PASSWORD, clientIp());
+        const ip = clientIp();
+        // Alternating gateways: the count lives in PostgreSQL.
+        assert.equal((await attempt(limited, email, 'wrong password 1', ip)).status, 401);
+        assert.equal((await attempt(second, email, 'wrong password 2', ip)).status, 401);
+        assert.equal((await attempt(limited, email, 'wrong password 3', ip)).status, 401);
+        const res = await attempt(second, email, PASSWORD, ip);
         assert.equal(res.status, 429);
         assert.equal(((await res.json()) as { code: string }).code, 'RATE_LIMITED');
         const retryAfter = Number(res.headers.get('retry-after'));
         assert.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After ${retryAfter}`);
         assert.equal(res.headers.get('set-cookie'), null);
+      });
+
+      it('does not lock the owner out: another address still signs in to the account under attack', async () => {
+        const { email } = await signUp();
+        const attacker = clientIp();
+        for (let i = 0; i < 3; i++)
+          assert.equal((await attempt(limited, email, `wrong password ${i}`, attacker)).status, 401);
+        assert.equal((await attempt(limited, email, PASSWORD, attacker)).status, 429);
+        assert.equal((await attempt(second, email, PASSWORD, clientIp())).status, 200);
+      });
+
+      it('doubles the lockout each time the same address is locked out of the same account again', async () => {
+        const { email } = await signUp();
+        const ip = clientIp();
+        const { db } = await testStack();
+        const lockOut = async () => {
+          for (let i = 0; i < 3; i++)
+            assert.equal((await attempt(limited, email, `wrong password ${i}`, ip)).status, 401);
+          const res = await attempt(limited, email, `wrong password 3`, ip);
+          assert.equal(res.status, 429);
+          return Number(res.headers.get('retry-after'));
+        };
+        const first = await lockOut();
+        assert.ok(first > 0 && first <= 900, `first lockout ${first} s`);
+        // The first lockout runs out (its counters expire; the count of lockouts stays).
+        await db.pool.query(`UPDATE "RateLimit" SET expire = 0 WHERE key = ANY($1)`, [
+          [`sign-in-ip:${ip}`, `sign-in-account-ip:${hashToken(`${email}\n${ip}`)}`],
+        ]);
+        const second = await lockOut();
+        assert.ok(second > 900 && second <= 1800, `second lockout ${second} s`);
       });
 
       it('answers 429 once one address has used its attempts, whatever the emails', async () => {
@@ -240,6 +350,34 @@ describe('identity', () => {
         const res = await attempt(second, email, PASSWORD, ip);
         assert.equal(res.status, 429);
         assert.ok(Number(res.headers.get('retry-after')) > 0);
+      });
+
+      it('keeps a client to the address its proxy saw, whatever X-Forwarded-For it forges', async () => {
+        // TRUST_PROXY=1: one proxy in front, which appends the address it saw (here `ip`).
+        const hops = await startGateway({
+          config: (await testStack()).config({ TRUST_PROXY: '1', SIGN_IN_ATTEMPTS_PER_15_MINUTES: '3' }),
+        });
+        try {
+          const ip = clientIp();
+          for (let i = 0; i < 3; i++) {
+            const res = await attempt(
+              hops,
+              `probe-${randomUUID()}@example.test`,
+              PASSWORD,
+              `${clientIp()}, ${ip}`,
+            );
+            assert.equal(res.status, 401);
+          }
+          const res = await attempt(
+            hops,
+            `probe-${randomUUID()}@example.test`,
+            PASSWORD,
+            `${clientIp()}, ${ip}`,
+          );
+          assert.equal(res.status, 429);
+        } finally {
+          await hops.close();
+        }
       });
 
       it('does not count successful sign-ins against a shared address', async () => {
@@ -295,6 +433,23 @@ describe('identity', () => {
       const user = await createTestUser();
       const res = await fetch(`${gateway.url}/api/auth/session`, { headers: user.bearer });
       assert.equal(res.status, 401);
+    });
+
+    it('POST /api/auth/sign-out-everywhere ends every session of the user, and no one else’s', async () => {
+      const { email } = await signUp();
+      const here = await signIn(email);
+      const there = await signIn(email);
+      const other = await signIn((await signUp()).email);
+      const res = await fetch(`${gateway.url}/api/auth/sign-out-everywhere`, {
+        method: 'POST',
+        headers: { cookie: here, origin: gateway.url },
+      });
+      assert.equal(res.status, 204);
+      assert.match(res.headers.get('set-cookie') ?? '', /Max-Age=0/);
+      const session = (cookie: string) => fetch(`${gateway.url}/api/auth/session`, { headers: { cookie } });
+      assert.equal((await session(here)).status, 401);
+      assert.equal((await session(there)).status, 401);
+      assert.equal((await session(other)).status, 200);
     });
 
     it('POST /api/auth/sign-out deletes the session and clears the cookie', async () => {
@@ -405,6 +560,31 @@ describe('identity', () => {
         assert.ok(!JSON.stringify(k).includes(user.apiKey));
       }
       assert.ok(!body.data.some((k) => k.id === other.apiKeyId));
+    });
+
+    it('GET /api/keys pages with limit and cursor, newest first', async () => {
+      const user = await createTestUser();
+      const made: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await keys(user.cookie, { method: 'POST', ...json({ name: `k${i}` }) });
+        made.push(((await res.json()) as { id: string }).id);
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await keys(user.cookie, {}, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as { data: { id: string }[]; nextCursor: string | null };
+        assert.ok(body.data.length <= 2);
+        seen.push(...body.data.map((k) => k.id));
+        cursor = body.nextCursor;
+      } while (cursor);
+      // Every key once, none twice across pages (keys made in one millisecond may swap places).
+      assert.equal(seen.length, 5);
+      assert.deepEqual(new Set(seen), new Set([...made, user.apiKeyId]));
+      assert.equal(seen.at(-1), user.apiKeyId);
+      assert.equal((await keys(user.cookie, {}, '?limit=0')).status, 400);
+      assert.equal((await keys(user.cookie, {}, '?cursor=nope')).status, 400);
     });
 
     it('DELETE /api/keys/:keyId revokes a key; its very next public call gets 401', async () => {

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../core/logging/logger';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
+import { waitFor } from '../support/wait';
 
 /** A pino destination that keeps every line in memory. */
 function memoryStream() {
@@ -77,9 +78,35 @@ describe('request logging', () => {
       headers: { cookie, 'x-request-id': 'client-chosen.id-1' },
     });
     assert.equal(traced.headers.get('x-request-id'), 'client-chosen.id-1');
-
-    const text = sink.text();
-    for (const secret of [password, key, sessionToken, cookie])
+    // A signed file URL's sig is a credential for that file.
+    const upload = new FormData();
+    upload.append(
+      'file',
+      new Blob([Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1')]),
+      'pixel.gif',
+    );
+    const uploaded = await send('/api/v1/uploads', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: upload,
+    });
+    assert.equal(uploaded.status, 201);
+    const fileUrl = ((await uploaded.json()) as { attachments: { url: string }[] }).attachments[0]?.url ?? '';
+    const sig = new URL(fileUrl).searchParams.get('sig') ?? '';
+    assert.ok(sig.length > 20);
+    const file = await send(new URL(fileUrl).pathname + new URL(fileUrl).search);
+    assert.equal(file.status, 200);
+    // Read to the end: the request's log line is written when its answer has gone, which on a busy
+    // machine may be a moment after the client has the last byte.
+    await file.arrayBuffer();
+    const text = await waitFor(
+      async () => {
+        const t = sink.text();
+        return requestIds.every((id) => t.includes(id)) ? t : undefined;
+      },
+      { what: 'every request logged' },
+    );
+    for (const secret of [password, key, sessionToken, cookie, sig])
       assert.ok(!text.includes(secret), `a secret reached the log`);
 
     const lines = text

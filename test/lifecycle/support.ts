@@ -55,6 +55,9 @@ export async function stackSettings(env: Record<string, string> = {}): Promise<S
       LOG_LEVEL: 'warn',
       SEND_RATE_LIMIT_PER_MINUTE: '1000000',
       API_RATE_LIMIT_PER_MINUTE: '1000000',
+      // One account drives the whole load: its per-user caps are raised, as an operator would.
+      MAX_ACTIVE_RUNS_PER_USER: '100000',
+      MAX_ACTIVE_TOOL_CALLS_PER_USER: '100000',
       ...env,
     },
   };
@@ -67,13 +70,14 @@ export interface Stack extends WatchedOutput {
   running(): boolean;
 }
 
-export function startStack(settings: StackSettings): Stack {
+/** `npm start`, or `npm run start:cluster` (script `start:cluster`), which prints `[cluster]` lines. */
+export function startStack(settings: StackSettings, script: 'start' | 'start:cluster' = 'start'): Stack {
   const env: NodeJS.ProcessEnv = { ...process.env, ...settings.env };
   // The stack must start its own PostgreSQL and Temporal, whatever the test's shell points at.
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   delete env.TEMPORAL_TASK_QUEUE;
-  const child = spawn('npm', ['start'], {
+  const child = spawn('npm', ['run', script], {
     cwd: ROOT,
     env,
     detached: true,
@@ -84,21 +88,28 @@ export function startStack(settings: StackSettings): Stack {
   );
   return {
     pid: child.pid as number,
-    ...watchOutput(child, 'npm start', 180_000),
+    ...watchOutput(child, `npm run ${script}`, 180_000),
     exited,
     running: () => child.exitCode === null && child.signalCode === null,
   };
 }
 
 /** Starts the stack and waits for `[stack] ready`; a start that fails or exits fails with its output. */
-export async function startReady(settings: StackSettings): Promise<Stack> {
-  const stack = startStack(settings);
+export async function startReady(
+  settings: StackSettings,
+  script: 'start' | 'start:cluster' = 'start',
+  timeoutMs = 180_000,
+): Promise<Stack> {
+  const stack = startStack(settings, script);
+  const tag = script === 'start' ? 'stack' : 'cluster';
   const outcome = await Promise.race([
-    stack.waitForLine(/^\[stack\] (ready|failed)/m).then(() => 'printed' as const),
+    stack
+      .waitForLine(new RegExp(`^\\[${tag}\\] (ready|failed)`, 'm'), timeoutMs)
+      .then(() => 'printed' as const),
     stack.exited.then(() => 'exited' as const),
   ]);
-  if (outcome === 'exited' || /^\[stack\] failed/m.test(stack.output())) {
-    throw new Error(`npm start did not come up; it printed:\n${stack.output().slice(-4000)}`);
+  if (outcome === 'exited' || new RegExp(`^\\[${tag}\\] failed`, 'm').test(stack.output())) {
+    throw new Error(`npm run ${script} did not come up; it printed:\n${stack.output().slice(-4000)}`);
   }
   return stack;
 }

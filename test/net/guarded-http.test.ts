@@ -99,6 +99,20 @@ describe('guarded HTTP client', () => {
       'http://[fc00::1]/',
       'http://[2002:7f00:1::]/',
       'http://0x7f000001/',
+      // IPv4 inside IPv6: compatible (::/96), mapped, translated, NAT64 (well-known and local-use),
+      // 6to4 and Teredo, each around loopback, a private or the metadata address.
+      'http://[::7f00:1]:PORT/',
+      'http://[::127.0.0.1]:PORT/',
+      'http://[::a00:1]/',
+      'http://[::a9fe:a9fe]/',
+      'http://[0:0:0:0:0:ffff:127.0.0.1]:PORT/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'http://[::ffff:0:7f00:1]/',
+      'http://[64:ff9b::7f00:1]/',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'http://[64:ff9b:1::a00:1]/',
+      'http://[2002:a9fe:a9fe::]/',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
     ]) {
       it(`refuses ${url}`, async () => {
         const before = hits;

@@ -46,6 +46,8 @@ describe('turn admission', () => {
         TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}`,
         STORAGE_LOCAL_DIR: storageDir,
         SEND_RATE_LIMIT_PER_MINUTE: '25',
+        // No worker takes these runs: they stay active, and the send limit is what is tested here.
+        MAX_ACTIVE_RUNS_PER_USER: '1000',
       }),
     });
   });
@@ -134,14 +136,66 @@ describe('turn admission', () => {
     await db2.close();
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [202, ...Array<number>(19).fill(409)]);
+    const winner = (await results.find((x) => x.status === 202)?.json()) as { runId: string };
+    const base = `/api/v1/chats/${first.chatId}/runs/${winner.runId}`;
     for (const r of results.filter((x) => x.status === 409)) {
-      assert.deepEqual(await r.json(), { error: 'A run of this chat is still active.', code: 'RUN_ACTIVE' });
+      // Each refusal names the run that won, whichever gateway admitted it.
+      assert.deepEqual(await r.json(), {
+        error: 'A run of this chat is still active.',
+        code: 'RUN_ACTIVE',
+        activeRun: {
+          id: winner.runId,
+          chatId: first.chatId,
+          status: 'QUEUED',
+          waitpoint: null,
+          links: { poll: base, stream: `${base}/events`, cancel: `${base}/cancel`, decide: null },
+        },
+      });
     }
     assert.deepEqual(await counts(user.userId), {
       chats: before.chats,
       messages: before.messages + 1,
       runs: before.runs + 1,
     });
+  });
+
+  it('names the waiting run and its open plan in RUN_ACTIVE, with links that answer', async () => {
+    const turn = (await (await send({ text: 'plan something', planMode: true })).json()) as {
+      chatId: string;
+      runId: string;
+    };
+    const { db } = await testStack();
+    // No worker takes this queue: the plan is put to the approver by hand, as the agent would.
+    const waitpointId = randomUUID();
+    await db.pool.query(`UPDATE "Run" SET status = 'WAITING' WHERE id = $1`, [turn.runId]);
+    await db.pool.query(
+      `INSERT INTO "Waitpoint" (id, "runId", type, status, plan, "expiresAt")
+       VALUES ($1, $2, 'PLAN_APPROVAL', 'PENDING', $3, now() + interval '1 hour')`,
+      [waitpointId, turn.runId, JSON.stringify({ summary: 'crop it', steps: [] })],
+    );
+    const res = await send({ text: 'another', chatId: turn.chatId });
+    assert.equal(res.status, 409);
+    const { activeRun } = (await res.json()) as {
+      activeRun: {
+        id: string;
+        status: string;
+        waitpoint: { id: string; status: string; plan: unknown };
+        links: Record<string, string>;
+      };
+    };
+    assert.equal(activeRun.id, turn.runId);
+    assert.equal(activeRun.status, 'WAITING');
+    assert.equal(activeRun.waitpoint.id, waitpointId);
+    assert.equal(activeRun.waitpoint.status, 'PENDING');
+    assert.deepEqual(activeRun.waitpoint.plan, { summary: 'crop it', steps: [] });
+    assert.equal(
+      activeRun.links.decide,
+      `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waitpointId}/complete`,
+    );
+    const poll = await fetch(`${gateway.url}${activeRun.links.poll}`, { headers: user.bearer });
+    assert.equal(poll.status, 200);
+    assert.equal(((await poll.json()) as { id: string }).id, turn.runId);
+    await db.pool.query(`UPDATE "Run" SET status = 'CANCELLED' WHERE id = $1`, [turn.runId]);
   });
 
   it('refuses bad input with a clear 4xx and writes nothing', async () => {
@@ -161,6 +215,7 @@ describe('turn admission', () => {
       [{ text: 'hi', chatId: 'not-a-uuid' }, 400, 'INVALID_REQUEST'],
       [{ text: 'hi', image_urls: Array(9).fill('https://example.com/a.png') }, 400, 'INVALID_REQUEST'],
       [{ text: 'hi', image_urls: ['ftp://example.com/a.png'] }, 400, 'INVALID_REQUEST'],
+      [{ text: 'hi', image_urls: [`https://example.com/${'a'.repeat(2048)}.png`] }, 400, 'INVALID_REQUEST'],
       [{ text: 'hi', planMode: 'yes' }, 400, 'INVALID_REQUEST'],
       [{ text: 'hi', chatId: otherChat.chatId }, 404, 'CHAT_NOT_FOUND'],
       [{ text: 'hi', chatId: randomUUID() }, 404, 'CHAT_NOT_FOUND'],
@@ -330,6 +385,7 @@ describe('turn admission', () => {
     // The commit happens; the start never does, as if the process died right after COMMIT.
     const admitted = await admitTurn(gateway.deps, {
       userId: user.userId,
+      via: 'rest',
       text: 'orphaned turn',
       imageUrls: [],
       attachmentIds: [],
@@ -372,6 +428,7 @@ describe('turn admission', () => {
   it('attaches a retried start to the execution an earlier start created, and waits while a previous run closes', async () => {
     const admitted = await admitTurn(gateway.deps, {
       userId: user.userId,
+      via: 'rest',
       text: 'started twice',
       imageUrls: [],
       attachmentIds: [],
@@ -390,6 +447,7 @@ describe('turn admission', () => {
     await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [admitted.run.runId]);
     const next = await admitTurn(gateway.deps, {
       userId: user.userId,
+      via: 'rest',
       chatId: admitted.run.chatId,
       text: 'next turn',
       imageUrls: [],

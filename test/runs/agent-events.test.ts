@@ -7,6 +7,7 @@ import { ScriptedModel } from '../support/scripted-model';
 import { testStack } from '../../testkit/stack';
 import { createWebhookEndpoint } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../../testkit/worker';
+import { waitFor } from '../support/wait';
 
 describe('agent events', function () {
   this.timeout(90_000);
@@ -123,6 +124,86 @@ describe('agent events', function () {
     } finally {
       await failGateway.close();
       await failWorker.stop();
+    }
+  });
+
+  it("shows the run's webhook ledger in its snapshot: each event to each endpoint, status and attempts", async () => {
+    const user = await subscribedUser();
+    const failing = await startHttpsReceiver([], { status: 500, body: 'down' });
+    try {
+      const broken = await createWebhookEndpoint(gateway.url, user, failing.url, ['agent.completed']);
+      const working = (
+        (await (
+          await fetch(`${gateway.url}/api/webhook-endpoints`, { headers: { cookie: user.cookie } })
+        ).json()) as { data: { id: string; url: string }[] }
+      ).data.find((e) => e.url === receiver.url);
+      assert.ok(working);
+      model.replies.push({ text: 'Hi.', toolCalls: [] });
+      const turn = (await (
+        await fetch(`${gateway.url}/api/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...user.bearer },
+          body: JSON.stringify({ text: 'hello' }),
+        })
+      ).json()) as { chatId: string; runId: string };
+
+      interface Ledger {
+        event: string;
+        endpointId: string;
+        status: string;
+        attempts: number;
+        lastStatusCode: number | null;
+        toolCallId: string | null;
+        envelopeId: string;
+      }
+      const ledger = () =>
+        fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, { headers: user.bearer })
+          .then((r) => r.json() as Promise<{ webhooks: Ledger[] }>)
+          .then((snap) => snap.webhooks);
+      // Delivered to the working receiver; the broken one has failed twice and is being retried.
+      const settled = await waitFor(
+        async () => {
+          const rows = await ledger();
+          const done =
+            rows.filter((d) => d.endpointId === working.id && d.status === 'DELIVERED').length === 2;
+          const retried = rows.some((d) => d.endpointId === broken.id && d.attempts >= 2);
+          return done && retried ? rows : undefined;
+        },
+        { what: 'the deliveries to settle', timeoutMs: 60_000 },
+      );
+      const view = settled
+        .map((d) => [d.event, d.endpointId === working.id ? 'working' : 'broken', d.status, d.lastStatusCode])
+        .sort((a, b) => String(a).localeCompare(String(b)));
+      assert.deepEqual(view, [
+        ['agent.completed', 'broken', settled.find((d) => d.endpointId === broken.id)?.status, 500],
+        ['agent.completed', 'working', 'DELIVERED', 200],
+        ['agent.started', 'working', 'DELIVERED', 200],
+      ]);
+      for (const d of settled) {
+        assert.equal(d.toolCallId, null);
+        assert.equal(d.envelopeId, `wh:${d.endpointId}:${d.event}:${turn.runId}`);
+      }
+      assert.equal(
+        settled.find((d) => d.endpointId === working.id && d.event === 'agent.completed')?.attempts,
+        1,
+      );
+      // The ledger agrees with the endpoint's own attempt log.
+      const log = (await (
+        await fetch(`${gateway.url}/api/webhook-endpoints/${broken.id}/deliveries`, {
+          headers: { cookie: user.cookie },
+        })
+      ).json()) as { data: { id: string; attempts: unknown[] }[] };
+      const brokenRow = settled.find((d) => d.endpointId === broken.id);
+      assert.ok((log.data[0]?.attempts.length ?? 0) >= (brokenRow?.attempts ?? Infinity));
+
+      // Another user sees no run, hence no ledger.
+      const other = await createTestUser();
+      const probe = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
+        headers: other.bearer,
+      });
+      assert.equal(probe.status, 404);
+    } finally {
+      await failing.close();
     }
   });
 });

@@ -35,6 +35,7 @@ describe('a retried model step', function () {
     const user = await createTestUser();
     const { run } = await admitTurn(gateway.deps, {
       userId: user.userId,
+      via: 'rest',
       text: 'draw a cat',
       imageUrls: [],
       attachmentIds: [],
@@ -70,6 +71,7 @@ describe('a retried model step', function () {
       db.pool,
       { userId: user.userId, chatId: run.chatId, runId: run.runId, waitpointId: input.planWaitpoint.id },
       { approved: true },
+      { userId: user.userId, apiKeyId: user.apiKeyId, via: 'rest' },
     );
     assert.equal(typeof claimed, 'object');
 

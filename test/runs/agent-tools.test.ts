@@ -66,10 +66,13 @@ describe('the local agent using tools', function () {
     return ((await res.json()) as { attachments: { id: string }[] }).attachments[0]?.id ?? '';
   }
 
-  async function turn(body: Record<string, unknown>): Promise<Snapshot & { chatId: string; runId: string }> {
+  async function turn(
+    body: Record<string, unknown>,
+    who: TestUser = user,
+  ): Promise<Snapshot & { chatId: string; runId: string }> {
     const res = await fetch(`${gateway.url}/api/v1/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...user.bearer },
+      headers: { 'content-type': 'application/json', ...who.bearer },
       body: JSON.stringify(body),
     });
     assert.equal(res.status, 202, await res.clone().text());
@@ -77,7 +80,7 @@ describe('the local agent using tools', function () {
     const done = await waitFor(
       async () => {
         const s = (await (
-          await fetch(`${gateway.url}/api/v1/chats/${chatId}/runs/${runId}`, { headers: user.bearer })
+          await fetch(`${gateway.url}/api/v1/chats/${chatId}/runs/${runId}`, { headers: who.bearer })
         ).json()) as Snapshot;
         return ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status) ? s : undefined;
       },
@@ -126,6 +129,27 @@ describe('the local agent using tools', function () {
       [done.runId],
     );
     assert.deepEqual(charges.rows, [{ amount: '10.0000' }]);
+  });
+
+  it('tells the model when the balance cannot pay a tool, charging nothing and leaving the run to finish', async () => {
+    const { db } = await testStack();
+    const poor = await createTestUser();
+    await db.pool.query(`UPDATE "User" SET "creditBalance" = 5 WHERE id = $1`, [poor.userId]);
+    const done = await turn({ text: 'generate an image of a lighthouse at dusk' }, poor);
+    assert.equal(done.status, 'COMPLETE', done.error ?? '');
+    assert.deepEqual(done.toolCalls, [], 'no call was opened');
+    const messages = (await (
+      await fetch(`${gateway.url}/api/v1/chats/${done.chatId}/messages`, { headers: poor.bearer })
+    ).json()) as { data: { role: string; contentBlocks: { type: string; error?: string }[] }[] };
+    const result = messages.data
+      .find((m) => m.role === 'assistant')
+      ?.contentBlocks.find((b) => b.type === 'tool_result');
+    assert.match(result?.error ?? '', /credit balance cannot pay/);
+    const { rows } = await db.pool.query<{ balance: string }>(
+      `SELECT "creditBalance"::text AS balance FROM "User" WHERE id = $1`,
+      [poor.userId],
+    );
+    assert.equal(rows[0]?.balance, '5.0000');
   });
 
   it('crops an uploaded image to its left half', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ModelProvider, ModelReply } from '../../core/model/types';
 import { ScriptedModel } from '../support/scripted-model';
 import { LocalModelProvider } from '../../core/model/local';
@@ -7,6 +7,7 @@ import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
+import { createWebhookEndpoint } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
 interface Snapshot {
@@ -213,6 +214,10 @@ describe('agent runs', function () {
           IMAGE_PROVIDER: 'local-preview',
         },
       );
+      // A receiver that never answers: the ledger shows the tool call's event all the same.
+      const endpoint = await createWebhookEndpoint(gateway.url, user, 'http://127.0.0.1:9/hooks', [
+        'tool.completed',
+      ]);
       const turn = await send({ text: 'draw a cat', planMode: true });
       const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
       const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waiting.waitpoints[0]?.id}/complete`;
@@ -226,6 +231,13 @@ describe('agent runs', function () {
       );
       assert.equal(done.waitpoints[0]?.status, 'APPROVED');
       assert.equal(done.text, 'I will generate a cat.\n\nHere is your cat.');
+      const { webhooks } = done as unknown as {
+        webhooks: { event: string; endpointId: string; toolCallId: string | null }[];
+      };
+      assert.deepEqual(
+        webhooks.map((d) => [d.event, d.endpointId, d.toolCallId]),
+        [['tool.completed', endpoint.id, done.toolCalls[0]?.id]],
+      );
     });
 
     it('answers a duplicate decision with WAITPOINT_RESOLVED and changes nothing', async () => {
@@ -255,6 +267,59 @@ describe('agent runs', function () {
       const done = await until(turn, terminal, 'the run to finish');
       assert.equal(done.status, 'COMPLETE');
       assert.deepEqual(done.waitpoints, []);
+    });
+
+    it('refuses a decision for a plan the approver did not see, and records who decided', async () => {
+      await serve(new ScriptedModel([structuredClone(planReply)]));
+      const turn = await send({ text: 'draw a cat', planMode: true });
+      const waiting = await until(turn, (s) => s.status === 'WAITING', 'the plan waitpoint');
+      const waitpoint = waiting.waitpoints[0] as Snapshot['waitpoints'][number] & {
+        planHash: string;
+        decidedBy: unknown;
+        decidedAt: string | null;
+        createdAt: string;
+      };
+      // The hash a client can compute itself: SHA-256 of the plan with its keys sorted.
+      const sorted = (v: unknown): unknown =>
+        Array.isArray(v)
+          ? v.map(sorted)
+          : v && typeof v === 'object'
+            ? Object.fromEntries(
+                Object.keys(v)
+                  .sort()
+                  .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+              )
+            : v;
+      const expected = createHash('sha256')
+        .update(JSON.stringify(sorted(waitpoint.plan)))
+        .digest('hex');
+      assert.equal(waitpoint.planHash, expected);
+      assert.equal(waitpoint.decidedBy, null);
+      assert.equal(waitpoint.decidedAt, null);
+
+      const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${waitpoint.id}/complete`;
+      const malformed = await post(path, { approved: true, planHash: 'abc' });
+      assert.equal(malformed.status, 400);
+      const stale = await post(path, { approved: true, planHash: 'f'.repeat(64) });
+      assert.equal(stale.status, 409);
+      assert.equal(((await stale.json()) as { code: string }).code, 'PLAN_CHANGED');
+      assert.equal((await snapshot(turn)).waitpoints[0]?.status, 'PENDING');
+
+      const seen = await post(path, { approved: false, planHash: waitpoint.planHash });
+      assert.equal(seen.status, 202, await seen.clone().text());
+      const decided = (await seen.json()) as { decidedBy: unknown; decidedAt: string; planHash: string };
+      const decidedBy = { userId: user.userId, apiKeyId: user.apiKeyId, sessionId: null, via: 'rest' };
+      assert.deepEqual(decided.decidedBy, decidedBy);
+      assert.equal(decided.planHash, waitpoint.planHash);
+      const done = await until(turn, terminal, 'the run to end');
+      const shown = done.waitpoints[0] as unknown as {
+        decidedBy: unknown;
+        decidedAt: string;
+        resolvedAt: string;
+      };
+      assert.deepEqual(shown.decidedBy, decidedBy);
+      assert.equal(shown.decidedAt, decided.decidedAt);
+      assert.ok(Date.parse(shown.decidedAt) > Date.parse(waitpoint.createdAt));
     });
 
     it('rejects bad decisions with 4xx: a non-boolean, an unknown waitpoint, another user', async () => {

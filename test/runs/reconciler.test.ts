@@ -111,6 +111,14 @@ describe('the reconciler', function () {
   });
 
   it('ends an active run whose execution Temporal no longer has', async () => {
+    // The test database is shared by every suite: a first pass ends whatever run another suite
+    // left behind, so the count below is this run's repair alone.
+    const sweep = startReconciler(gateway.deps, 60_000);
+    try {
+      await sweep.pass();
+    } finally {
+      await sweep.stop();
+    }
     const turn = await send(idle, { text: 'lost' });
     const { db, temporal } = await testStack();
     await temporal.client.workflow.getHandle(turn.chatId).terminate('as if lost');
@@ -186,6 +194,7 @@ describe('the reconciler', function () {
       db.pool,
       { userId: user.userId, ...turn, waitpointId },
       { approved: true },
+      { userId: user.userId, apiKeyId: user.apiKeyId, via: 'rest' },
     );
     assert.equal(typeof claimed, 'object');
     await db.pool.query(`UPDATE "Waitpoint" SET "resolvedAt" = now() - interval '1 minute' WHERE id = $1`, [

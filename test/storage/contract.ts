@@ -5,6 +5,7 @@ import { buffer } from 'node:stream/consumers';
 import { publicBaseUrl, type Config } from '../../core/config/config';
 import { createStorage } from '../../core/storage';
 import { ObjectNotFoundError } from '../../core/storage/keys';
+import { signedFileUrl } from '../../core/storage/signing';
 import type { ObjectStorage } from '../../core/storage/storage';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
@@ -206,7 +207,17 @@ export function storageContract(driver: 'local' | 's3', setup: () => Promise<Sto
       tampered.searchParams.set('sig', `${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`);
       const otherKey = new URL(viaGateway(gateway, storage.url(newKey())));
       otherKey.searchParams.set('sig', sig);
-      for (const bad of [unsigned, tampered, otherKey]) {
+      // The expiry is signed too: moving it later breaks the signature.
+      const extended = new URL(viaGateway(gateway, url));
+      extended.searchParams.set('exp', String(Number(extended.searchParams.get('exp')) + 3600));
+      const noExpiry = new URL(viaGateway(gateway, url));
+      noExpiry.searchParams.delete('exp');
+      // A URL signed longer than FILE_URL_TTL ago has expired.
+      const expired = viaGateway(
+        gateway,
+        signedFileUrl(config, key, Date.now() - config.FILE_URL_TTL - 2 * 3_600_000),
+      );
+      for (const bad of [unsigned, tampered, otherKey, extended, noExpiry, expired]) {
         const r = await fetch(bad);
         assert.equal(r.status, 404, bad.toString());
         assert.deepEqual(await r.json(), { error: 'No such file.', code: 'NOT_FOUND' });

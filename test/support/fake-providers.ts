@@ -142,6 +142,7 @@ export async function startFakePredictionServer(options: { pollsBeforeDone?: num
     predictions,
     created,
     image,
+    hold: () => void (held = true),
     release: () => void (held = false),
     close: () => close(server),
   };

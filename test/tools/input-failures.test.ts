@@ -13,6 +13,9 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
  * An input no retry can mend (undecodable, too many pixels) is refused at the first attempt, with
  * the status that names its cause and the limit, the user's URL fetched once and nothing charged.
  */
+/** Input images are cut past this many streamed bytes here (the default is 20 MB). */
+const IMAGE_BYTES_CAP = 5_000_000;
+
 describe('tool inputs refused at the first attempt', function () {
   this.timeout(120_000);
   let storageDir: string;
@@ -22,12 +25,17 @@ describe('tool inputs refused at the first attempt', function () {
   let user: TestUser;
   let truncatedUrl: string;
   let hugeUrl: string;
+  let heavyUrl: string;
 
   before(async () => {
     const stack = await testStack();
     storageDir = await mkdtemp(path.join(tmpdir(), 'input-failures-test-'));
     media = await startMediaServer();
-    const config = stack.config({ STORAGE_LOCAL_DIR: storageDir, IMAGE_PROVIDER: 'local-preview' });
+    const config = stack.config({
+      STORAGE_LOCAL_DIR: storageDir,
+      IMAGE_PROVIDER: 'local-preview',
+      IMAGE_FETCH_MAX_BYTES: String(IMAGE_BYTES_CAP),
+    });
     worker = await startWorker({ config });
     gateway = await startGateway({ config });
     user = await createTestUser();
@@ -38,6 +46,9 @@ describe('tool inputs refused at the first attempt', function () {
       .png({ compressionLevel: 1 })
       .toBuffer();
     hugeUrl = media.add('huge.png', huge, 'image/png');
+    // Random pixels do not compress: about 6.8 MB, sent without a length, so only counting the
+    // streamed bytes can stop it.
+    heavyUrl = media.add('heavy.png', await noisePng(1500, 1500), 'image/png', { chunked: true });
   });
   after(async () => {
     await gateway?.close();
@@ -68,6 +79,24 @@ describe('tool inputs refused at the first attempt', function () {
   };
 
   const cases = [
+    {
+      name: 'crop_image of an image over IMAGE_FETCH_MAX_BYTES',
+      tool: 'crop_image',
+      body: () => ({ image_url: heavyUrl, x: 0, y: 0, width: 10, height: 10 }),
+      url: () => heavyUrl,
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+      message: /larger than .*\(IMAGE_FETCH_MAX_BYTES\)/,
+    },
+    {
+      name: 'an ai_image_2 edit of an image over IMAGE_FETCH_MAX_BYTES',
+      tool: 'ai_image_2',
+      body: () => ({ prompt: 'make it blue', image_url: heavyUrl }),
+      url: () => heavyUrl,
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+      message: /larger than .*\(IMAGE_FETCH_MAX_BYTES\)/,
+    },
     {
       name: 'crop_image of an undecodable PNG',
       tool: 'crop_image',

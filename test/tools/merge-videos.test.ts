@@ -50,6 +50,8 @@ describe('merge_videos', function () {
     const config = stack.config({
       STORAGE_LOCAL_DIR: path.join(dir, 'storage'),
       MERGE_MAX_INPUT_SECONDS: '4',
+      // The widest clip below is shown 1280 wide (640 at a 2:1 pixel aspect ratio).
+      MERGE_MAX_INPUT_SIDE: '1280',
     });
     worker = await startWorker({ config });
     gateway = await startGateway({ config });
@@ -118,6 +120,19 @@ describe('merge_videos', function () {
     assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
     assert.match(String(res.body.error), /at most 4 s \(MERGE_MAX_INPUT_SECONDS\)/);
     assert.equal(media.hits(urls[0] ?? ''), hits + 2, 'each URL fetched once');
+  });
+
+  it('refuses a video wider or taller than MERGE_MAX_INPUT_SIDE (1280 here) with 413, before decoding it', async () => {
+    const wide = await testVideo({ width: 1296, height: 64, fps: 24, seconds: 0.5, audio: false });
+    const res = await merge({
+      video_urls: [urls[2], media.add(`wide-${randomUUID()}.mp4`, wide, 'video/mp4')],
+    });
+    assert.equal(res.status, 413, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'PAYLOAD_TOO_LARGE');
+    assert.match(
+      String(res.body.error),
+      /Video 2 is 1296x64; at most 1280 pixels a side \(MERGE_MAX_INPUT_SIDE\)/,
+    );
   });
 
   it('refuses a video that cannot be read with 415, fetching it once', async () => {

@@ -20,9 +20,9 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
  * The receiver's side of the contract, written from the spec alone (not from core/webhooks):
  * HMAC-SHA256 over `<timestamp>.<raw body>`, hex after `sha256=`, compared in constant time.
  */
-function verifySignature(secret: string, request: ReceivedRequest): boolean {
+function verifySignature(secret: string, request: ReceivedRequest, header = 'x-svc-signature'): boolean {
   const timestamp = request.headers['x-svc-timestamp'];
-  const signature = request.headers['x-svc-signature'];
+  const signature = request.headers[header];
   if (typeof timestamp !== 'string' || typeof signature !== 'string' || !signature.startsWith('sha256='))
     return false;
   const expected = createHmac('sha256', secret)
@@ -181,6 +181,47 @@ describe('webhook delivery', function () {
     for (const s of [failing, hanging, deleted]) s.catch(() => undefined);
   });
 
+  it('signs with the new secret and, during the overlap, the old one in x-svc-signature-previous', async () => {
+    const user = await createTestUser();
+    const r = await receiver();
+    const endpoint = await createEndpoint(user, r.url);
+    const rotate = async (overlapSeconds: number) => {
+      const res = await fetch(`${gateway.url}/api/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+        method: 'POST',
+        headers: { cookie: user.cookie, origin: gateway.url, 'content-type': 'application/json' },
+        body: JSON.stringify({ overlapSeconds }),
+      });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { id: string; secret: string };
+      assert.equal(body.id, endpoint.id);
+      return body.secret;
+    };
+    const deliverOne = async () => {
+      const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user));
+      await waitForStatus(deliveryIds[0]!, 'DELIVERED');
+      return r.requests.at(-1)!;
+    };
+
+    const second = await rotate(3600);
+    assert.notEqual(second, endpoint.secret);
+    const overlapping = await deliverOne();
+    assert.ok(verifySignature(second, overlapping));
+    assert.ok(verifySignature(endpoint.secret, overlapping, 'x-svc-signature-previous'));
+
+    // Rotating again with no overlap: the second secret stops signing at once.
+    const third = await rotate(0);
+    const after = await deliverOne();
+    assert.ok(verifySignature(third, after));
+    assert.equal(after.headers['x-svc-signature-previous'], undefined);
+
+    const tooLong = await fetch(`${gateway.url}/api/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      method: 'POST',
+      headers: { cookie: user.cookie, origin: gateway.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ overlapSeconds: 86_401 }),
+    });
+    assert.equal(tooLong.status, 400);
+  });
+
   it('posts a signed envelope that an independent verifier accepts, once however often it is emitted', async () => {
     const user = await createTestUser();
     const r = await receiver();
@@ -221,6 +262,35 @@ describe('webhook delivery', function () {
     const state = await deliveryState(deliveryId);
     assert.equal(state.attempts.length, 1);
     assert.equal(state.attempts[0]?.statusCode, 200);
+
+    // The attempt log shows what was sent: the exact signed string and the headers, not the secret.
+    const logRes = await fetch(`${gateway.url}/api/webhook-endpoints/${endpoint.id}/deliveries`, {
+      headers: { cookie: user.cookie },
+    });
+    assert.equal(logRes.status, 200);
+    const logText = await logRes.text();
+    assert.ok(!logText.includes(endpoint.secret), 'the secret never appears in the log');
+    const log = JSON.parse(logText) as {
+      data: { attempts: { signedContent: string; requestHeaders: Record<string, string> }[] }[];
+    };
+    const [attempt] = log.data[0]?.attempts ?? [];
+    assert.ok(attempt);
+    assert.equal(
+      attempt.signedContent,
+      `${request.headers['x-svc-timestamp']}.${request.rawBody.toString('utf8')}`,
+    );
+    for (const name of [
+      'x-svc-signature',
+      'x-svc-timestamp',
+      'x-svc-event',
+      'x-svc-delivery-id',
+      'user-agent',
+    ])
+      assert.equal(attempt.requestHeaders[name], request.headers[name], name);
+    assert.equal(
+      `sha256=${createHmac('sha256', endpoint.secret).update(attempt.signedContent).digest('hex')}`,
+      attempt.requestHeaders['x-svc-signature'],
+    );
   });
 
   it('does not deliver to an endpoint that does not subscribe to the event', async () => {

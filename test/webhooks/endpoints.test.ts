@@ -96,8 +96,8 @@ describe('webhook endpoint management', () => {
     const row = rows[0]!;
     assert.ok(!JSON.stringify(row).includes(body.secret!), 'no column holds the secret');
     assert.ok(!JSON.stringify(row).includes(body.secret!.slice('svcwhsec_'.length)));
-    assert.equal(openSecret(relaxed.deps.config.APP_SECRET, String(row.secretEncrypted)), body.secret);
-    assert.throws(() => openSecret('another-app-secret-of-at-least-32-chars', String(row.secretEncrypted)));
+    assert.equal(openSecret([relaxed.deps.config.APP_SECRET], String(row.secretEncrypted)), body.secret);
+    assert.throws(() => openSecret(['another-app-secret-of-at-least-32-chars'], String(row.secretEncrypted)));
   });
 
   it('lists the caller’s endpoints, newest first, paged, never with a secret', async () => {
@@ -235,6 +235,58 @@ describe('webhook endpoint management', () => {
       page.data.map((d) => [d.id, d.status, d.attempts.length]),
       [[deliveryId, 'FAILED', 0]],
     );
+  });
+
+  it('answers a delivery with its latest 20 attempts and the count of all of them', async () => {
+    const { body } = await create(alice, {
+      url: 'https://hooks.example.test/many',
+      events: ['agent.started'],
+    });
+    const { db } = await testStack();
+    const deliveryId = randomUUID();
+    await db.pool.query(
+      `INSERT INTO "WebhookDelivery" (id, "endpointId", event, "idempotencyKey", "envelopeId", payload, status, "updatedAt")
+       VALUES ($1, $2, 'agent.started', 'run-many', $3, '{}', 'FAILED', now())`,
+      [deliveryId, body.id, `wh:${body.id}:agent.started:run-many`],
+    );
+    // Eight series of four failed attempts: 32 in all.
+    await db.pool.query(
+      `INSERT INTO "WebhookAttempt" (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode")
+       SELECT gen_random_uuid(), $1, s, a, now(), 5, 500 FROM generate_series(1, 8) s, generate_series(1, 4) a`,
+      [deliveryId],
+    );
+    const res = await call(relaxed, alice, 'GET', `/api/webhook-endpoints/${body.id}/deliveries`);
+    const [delivery] = (
+      (await res.json()) as {
+        data: { attemptCount: number; attempts: { series: number; attempt: number }[] }[];
+      }
+    ).data;
+    assert.ok(delivery);
+    assert.equal(delivery.attemptCount, 32);
+    assert.equal(delivery.attempts.length, 20);
+    assert.deepEqual([delivery.attempts[0]?.series, delivery.attempts[0]?.attempt], [4, 1]);
+    assert.deepEqual([delivery.attempts.at(-1)?.series, delivery.attempts.at(-1)?.attempt], [8, 4]);
+  });
+
+  it('answers 429 RATE_LIMITED past WEBHOOK_REDELIVERIES_PER_HOUR redeliveries', async () => {
+    const stack = await testStack();
+    const limited = await startGateway({ config: stack.config({ WEBHOOK_REDELIVERIES_PER_HOUR: '2' }) });
+    try {
+      const user = await createTestUser();
+      for (let i = 0; i < 2; i++) {
+        const res = await call(limited, user, 'POST', `/api/webhook-deliveries/${randomUUID()}/redeliver`);
+        assert.equal(res.status, 404);
+      }
+      const res = await call(limited, user, 'POST', `/api/webhook-deliveries/${randomUUID()}/redeliver`);
+      assert.equal(res.status, 429);
+      assert.equal(((await res.json()) as ErrorBody).code, 'RATE_LIMITED');
+      assert.ok(Number(res.headers.get('retry-after')) > 0);
+      // Another user's redeliveries are counted apart.
+      const other = await call(limited, bob, 'POST', `/api/webhook-deliveries/${randomUUID()}/redeliver`);
+      assert.equal(other.status, 404);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('needs the session: no cookie is 401, a cross-site write is 403', async () => {

@@ -7,6 +7,8 @@ export interface RequestSchema {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
+  /** Request headers the route reads (lower-case names); others pass unchecked. */
+  headers?: z.ZodType;
 }
 
 type Parsed<S extends RequestSchema> = {
@@ -17,7 +19,7 @@ type Parsed<S extends RequestSchema> = {
 export function parse<S extends RequestSchema>(schema: S, req: Request): Parsed<S> {
   const out: Record<string, unknown> = {};
   const details: { path: string; message: string }[] = [];
-  for (const part of ['params', 'query', 'body'] as const) {
+  for (const part of ['params', 'query', 'headers', 'body'] as const) {
     const partSchema = schema[part];
     if (!partSchema) continue;
     const result = partSchema.safeParse(req[part] ?? {});

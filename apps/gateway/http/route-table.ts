@@ -4,6 +4,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { addLogContext } from '../../../core/logging/context';
+import { activeRunSchema } from '../../../core/schemas/runs';
 import type { KeyLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
 import { parse, type RequestSchema } from './parse';
@@ -39,7 +40,10 @@ export interface RouteSpec<S extends RequestSchema> {
   keyLimits?: KeyLimit[];
   /** Runs after authentication and before validation (multer for uploads). */
   before?: RequestHandler[];
-  responses: Record<number, { description: string; schema?: z.ZodType; headers?: z.ZodObject }>;
+  responses: Record<
+    number,
+    { description: string; schema?: z.ZodType; headers?: z.ZodObject; mediaType?: 'text/event-stream' }
+  >;
   /** Every error code the route can answer besides the common ones of its auth kind. */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
@@ -60,6 +64,10 @@ export interface Guards {
   none: RequestHandler[];
 }
 
+/** Where the console reaches the public routes over the signed-in session (see mirrorForSession). */
+export const CONSOLE_API_PREFIX = '/console/api/v1';
+const PUBLIC_API_PREFIX = '/api/v1';
+
 const COMMON_ERRORS: Record<AuthKind, ErrorCode[]> = {
   apiKey: ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
   session: ['UNAUTHORIZED', 'FORBIDDEN', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
@@ -71,8 +79,18 @@ export const errorSchema = z
     error: z.string(),
     code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    activeRun: activeRunSchema.optional().openapi({ description: 'With 409 RUN_ACTIVE: the run to follow.' }),
   })
   .openapi('Error');
+
+const seconds = (description: string) => z.string().regex(/^\d+$/).openapi({ description, example: '42' });
+/** What a 429 carries (see operations/limits rateLimited). */
+const rateLimitedHeaders = z.object({
+  'retry-after': seconds('Seconds until a request may succeed again.'),
+  'ratelimit-limit': seconds('Requests allowed in the window of the counter that refused.'),
+  'ratelimit-remaining': seconds('Requests left in that window: 0.'),
+  'ratelimit-reset': seconds('Seconds until that window resets.'),
+});
 
 /**
  * One declaration per route feeds both Express and the OpenAPI document, so neither can hold a
@@ -81,6 +99,7 @@ export const errorSchema = z
 export class RouteTable {
   readonly registry = new OpenAPIRegistry();
   readonly routes: { method: string; path: string }[] = [];
+  private readonly publicSpecs: RouteSpec<RequestSchema>[] = [];
 
   constructor(
     private readonly router: Router,
@@ -95,13 +114,32 @@ export class RouteTable {
       type: 'apiKey',
       in: 'cookie',
       name: 'svc_session',
-      description: 'The product session cookie set by POST /api/auth/sign-in.',
+      description:
+        'The product session cookie set by POST /api/auth/sign-in; named `__Host-svc_session` when served over https.',
     });
   }
 
   add<S extends RequestSchema>(spec: RouteSpec<S>): void {
-    this.routes.push({ method: spec.method, path: spec.path });
     this.registerDocument(spec);
+    const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
+    this.mount(spec, spec.path, guards);
+    if (spec.auth === 'apiKey' && spec.path.startsWith(PUBLIC_API_PREFIX))
+      this.publicSpecs.push(spec as unknown as RouteSpec<RequestSchema>);
+  }
+
+  /**
+   * The console is a browser app on the signed-in session, and session cookies are not accepted
+   * on public routes: every public route is mounted again under CONSOLE_API_PREFIX behind
+   * `consoleGuards` (the session, with its cross-site check), with the same handler and so the
+   * same operation. Not in the OpenAPI document: the console is not part of the public interface.
+   */
+  mirrorForSession(consoleGuards: RequestHandler[]): void {
+    for (const spec of this.publicSpecs)
+      this.mount(spec, CONSOLE_API_PREFIX + spec.path.slice(PUBLIC_API_PREFIX.length), consoleGuards);
+  }
+
+  private mount<S extends RequestSchema>(spec: RouteSpec<S>, path: string, guards: RequestHandler[]): void {
+    this.routes.push({ method: spec.method, path });
     const handler: RequestHandler = async (req, res) => {
       if (spec.request.body && req.body === undefined && hasBody(req))
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
@@ -131,8 +169,26 @@ export class RouteTable {
       }
       res.status(result.status).type('application/json').send(json);
     };
-    const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
-    this.router[spec.method](spec.path, ...guards, ...(spec.before ?? []), handler);
+    this.router[spec.method](path, ...guards, ...(spec.before ?? []), handler);
+  }
+
+  /**
+   * Answers a POST to `prefix/<name>` that no route took, after the auth kind's guards, with what
+   * `refuse` returns: a refusal, not an operation, so the document lists no operation for it.
+   */
+  refuseOthers(prefix: string, auth: AuthKind, refuse: (name: string) => AppError): void {
+    const applies = (req: Request) => req.method === 'POST' && /^\/[^/]+$/.test(req.path);
+    const guards = auth === 'apiKey' ? this.guards.apiKey([]) : this.guards[auth];
+    this.router.use(
+      prefix,
+      ...guards.map(
+        (guard): RequestHandler =>
+          (req, res, next) =>
+            applies(req) ? guard(req, res, next) : next(),
+      ),
+      (req: Request, _res: Response, next: (err?: unknown) => void) =>
+        next(applies(req) ? refuse(decodeURIComponent(req.path.slice(1))) : undefined),
+    );
   }
 
   /**
@@ -172,6 +228,7 @@ export class RouteTable {
         version: '1.0.0',
         description:
           'Chats with an asynchronous agent, plan approval, media tools, uploads and signed webhooks.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers,
     });
@@ -190,12 +247,13 @@ export class RouteTable {
       responses[status] = {
         description: r.description,
         ...(r.headers ? { headers: r.headers } : {}),
-        ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}),
+        ...(r.schema ? { content: { [r.mediaType ?? 'application/json']: { schema: r.schema } } } : {}),
       };
     }
     for (const [status, errorCodes] of byStatus) {
       responses[String(status)] = {
         description: `Error: ${errorCodes.join(', ')}`,
+        ...(status === 429 ? { headers: rateLimitedHeaders } : {}),
         content: { 'application/json': { schema: errorSchema } },
       };
     }
@@ -212,6 +270,7 @@ export class RouteTable {
       request: {
         ...(spec.request.params ? { params: spec.request.params as z.ZodObject } : {}),
         ...(spec.request.query ? { query: spec.request.query as z.ZodObject } : {}),
+        ...(spec.request.headers ? { headers: spec.request.headers as z.ZodObject } : {}),
         ...(bodySchema
           ? {
               body: {

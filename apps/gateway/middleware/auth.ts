@@ -1,28 +1,39 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
-import { SESSION_COOKIE } from '../../../core/auth/tokens';
+import { sessionCookieName } from '../../../core/auth/tokens';
 import { AppError } from '../../../core/errors/app-error';
-import type { Operations } from '../../../operations';
+import type { Caller, Operations } from '../../../operations';
 import { rateLimitHeaders, type KeyLimit } from '../../../operations/limits';
 import { setAuth } from '../http/auth-context';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
 /**
- * Public routes: `Authorization: Bearer svck_live_…` (session cookies are not accepted), counted
- * against the route's per-key limits; the tightest counter's RateLimit headers go on the answer.
+ * The caller of `Authorization: Bearer svck_live_…` (session cookies are not accepted), counted
+ * against `limits`; the tightest counter's RateLimit headers go on the answer. REST and MCP alike.
  */
+export async function bearerCaller(
+  ops: Operations,
+  req: Request,
+  res: Response,
+  limits: readonly KeyLimit[],
+  via: Caller['via'],
+): Promise<Caller> {
+  const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  const { caller, rateLimit } = await ops.identity.authenticateApiKey(key, limits, via);
+  if (rateLimit) {
+    for (const [name, value] of Object.entries(
+      rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds),
+    ))
+      res.setHeader(name, value);
+  }
+  return caller;
+}
+
+/** Public routes: an API key, counted against the route's per-key limits. */
 export function apiKeyGuard(ops: Operations, limits: readonly KeyLimit[]): RequestHandler {
   return async (req, res, next) => {
-    const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
-    const { caller, rateLimit } = await ops.identity.authenticateApiKey(key, limits, 'rest');
-    setAuth(req, caller);
-    if (rateLimit) {
-      for (const [name, value] of Object.entries(
-        rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds),
-      ))
-        res.setHeader(name, value);
-    }
+    setAuth(req, await bearerCaller(ops, req, res, limits, 'rest'));
     next();
   };
 }
@@ -30,14 +41,14 @@ export function apiKeyGuard(ops: Operations, limits: readonly KeyLimit[]): Reque
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Management routes: the `svc_session` cookie. API keys are not accepted. A cookie-authenticated
+ * Management routes: the `svc_session` cookie (`__Host-svc_session` over https). API keys are not accepted. A cookie-authenticated
  * write must come from our own origin: Sec-Fetch-Site, else Origin, must not say cross-site.
  */
-export function sessionGuard(ops: Operations): RequestHandler {
+export function sessionGuard(ops: Operations, via: Caller['via'] = 'rest'): RequestHandler {
   return async (req, _res, next) => {
     if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req.headers, req.protocol, req.get('host'));
-    const token = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
-    setAuth(req, await ops.identity.authenticateSession(token, 'rest'));
+    const token = parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
+    setAuth(req, await ops.identity.authenticateSession(token, via));
     next();
   };
 }

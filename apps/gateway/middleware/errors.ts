@@ -52,14 +52,31 @@ export const notFoundHandler: RequestHandler = (_req, _res, next) => {
   next(new AppError('NOT_FOUND', 'No such route.'));
 };
 
-/** The one place an error becomes an HTTP answer: `{ error, code, details? }`, nothing internal. */
-export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
-  const appError =
-    err instanceof AppError
-      ? err
-      : (fromParserError(err as HttpParserError) ??
+/** Any error as the envelope names it: ours as thrown, a dependency down as 503, the rest INTERNAL. */
+export function toAppError(err: unknown): AppError {
+  return err instanceof AppError
+    ? err
+    : (fromParserError(err as HttpParserError) ??
         fromUnavailable(err) ??
         new AppError('INTERNAL', 'Something went wrong on our side.'));
+}
+
+/** The envelope of an error, as REST answers it and MCP returns it: nothing internal. */
+export function errorEnvelope(appError: AppError): Record<string, unknown> & {
+  error: string;
+  code: AppError['code'];
+} {
+  return {
+    ...appError.fields,
+    error: appError.message,
+    code: appError.code,
+    ...(appError.details?.length ? { details: [...appError.details] } : {}),
+  };
+}
+
+/** The one place an error becomes an HTTP answer: `{ error, code, details? }`, nothing internal. */
+export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+  const appError = toAppError(err);
   httpErrors.inc({ status: String(appError.status), code: appError.code });
   if (appError.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
   else if (appError.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, appError.message);
@@ -69,9 +86,5 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     return;
   }
   for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-  res.status(appError.status).json({
-    error: appError.message,
-    code: appError.code,
-    ...(appError.details?.length ? { details: appError.details } : {}),
-  });
+  res.status(appError.status).json(errorEnvelope(appError));
 };

@@ -24,7 +24,10 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
         key: z.array(z.string()).openapi({ type: 'string', description: 'The storage key.' }),
       }),
       query: z.object({
-        sig: z.string().optional().openapi({ description: 'HMAC signature of the key; it never expires.' }),
+        exp: z.string().optional().openapi({
+          description: 'When the URL stops working (unix seconds; FILE_URL_TTL after it was signed).',
+        }),
+        sig: z.string().optional().openapi({ description: 'HMAC signature of the key and `exp`.' }),
       }),
     },
     responses: {
@@ -46,7 +49,7 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
     },
     errors: ['NOT_FOUND', 'RANGE_NOT_SATISFIABLE'],
     handler: async ({ params, query }, req, res) => {
-      const file = await ops.files.openFile(params.key.join('/'), query.sig);
+      const file = await ops.files.openFile(params.key.join('/'), query.sig, query.exp);
       const { info } = file;
       // Validators first: a 304 and a 416 carry them too.
       res.setHeader('etag', info.etag);

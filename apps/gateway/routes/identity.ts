@@ -1,12 +1,14 @@
 import type { Request } from 'express';
 import { serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
-import { SESSION_COOKIE } from '../../../core/auth/tokens';
+import { sessionCookieName } from '../../../core/auth/tokens';
 import {
+  apiKeyListQuerySchema,
   apiKeyListSchema,
   apiKeyNameSchema,
   createdApiKeySchema,
   credentialsSchema,
+  oauthGrantListSchema,
   userEnvelopeSchema,
 } from '../../../core/schemas/identity';
 import type { Operations } from '../../../operations';
@@ -16,8 +18,9 @@ import { assertSameOrigin } from '../middleware/auth';
 
 const setCookieHeader = z.object({ 'set-cookie': z.string() });
 
-function sessionCookie(req: Request, token: string, maxAgeSeconds: number): string {
-  return serializeCookie(SESSION_COOKIE, token, {
+/** The session cookie as every sign-in sets it (identity routes, the OAuth sign-in form). */
+export function sessionCookie(req: Request, token: string, maxAgeSeconds: number): string {
+  return serializeCookie(sessionCookieName(req.secure), token, {
     httpOnly: true,
     sameSite: 'lax',
     path: '/',
@@ -42,10 +45,17 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     extension: true,
     request: { body: credentialsSchema },
     responses: { 201: { description: 'Account created', schema: userEnvelopeSchema } },
-    errors: ['FORBIDDEN', 'EMAIL_TAKEN', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: [
+      'FORBIDDEN',
+      'EMAIL_TAKEN',
+      'RATE_LIMITED',
+      'SERVICE_UNAVAILABLE',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
-      return { status: 201, body: { user: await ops.identity.signUp(body) } };
+      return { status: 201, body: { user: await ops.identity.signUp(body, req.ip ?? 'unknown') } };
     },
   });
 
@@ -61,7 +71,14 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     responses: {
       200: { description: 'Signed in', schema: userEnvelopeSchema, headers: setCookieHeader },
     },
-    errors: ['FORBIDDEN', 'UNAUTHORIZED', 'RATE_LIMITED', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: [
+      'FORBIDDEN',
+      'UNAUTHORIZED',
+      'RATE_LIMITED',
+      'SERVICE_UNAVAILABLE',
+      'INVALID_JSON',
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
       const { user, token, maxAgeSeconds } = await ops.identity.signIn(body, req.ip ?? 'unknown');
@@ -86,6 +103,23 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     errors: [],
     handler: async (_input, req) => {
       await ops.identity.signOut(currentAuth(req));
+      return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
+    },
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/auth/sign-out-everywhere',
+    operationId: 'signOutEverywhere',
+    summary: 'End every session of the signed-in user (all browsers and devices) and clear this cookie',
+    tag: 'Sessions',
+    auth: 'session',
+    extension: true,
+    request: {},
+    responses: { 204: { description: 'Every session ended', headers: setCookieHeader } },
+    errors: [],
+    handler: async (_input, req) => {
+      await ops.identity.signOutEverywhere(currentAuth(req));
       return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
     },
   });
@@ -116,7 +150,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     auth: 'session',
     request: { body: apiKeyNameSchema },
     responses: { 201: { description: 'Key created', schema: createdApiKeySchema } },
-    errors: ['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: ['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'LIMIT_REACHED'],
     handler: async ({ body }, req) => ({
       status: 201,
       body: await ops.identity.createApiKey(currentAuth(req), body),
@@ -130,10 +164,13 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     summary: 'Active API keys of the signed-in user, newest first; never the key itself',
     tag: 'API keys',
     auth: 'session',
-    request: {},
+    request: { query: apiKeyListQuerySchema },
     responses: { 200: { description: 'Active keys', schema: apiKeyListSchema } },
     errors: [],
-    handler: async (_input, req) => ({ status: 200, body: await ops.identity.listApiKeys(currentAuth(req)) }),
+    handler: async ({ query }, req) => ({
+      status: 200,
+      body: await ops.identity.listApiKeys(currentAuth(req), query),
+    }),
   });
 
   routes.add({
@@ -148,6 +185,37 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     errors: ['KEY_NOT_FOUND'],
     handler: async ({ params }, req) => {
       await ops.identity.revokeApiKey(currentAuth(req), params.keyId);
+      return { status: 204 };
+    },
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/oauth-grants',
+    operationId: 'listOAuthGrants',
+    summary: 'MCP clients connected by OAuth sign-in, newest first; never a token',
+    tag: 'API keys',
+    auth: 'session',
+    extension: true,
+    request: {},
+    responses: { 200: { description: 'Live grants', schema: oauthGrantListSchema } },
+    errors: [],
+    handler: async (_input, req) => ({ status: 200, body: await ops.oauth.listGrants(currentAuth(req)) }),
+  });
+
+  routes.add({
+    method: 'delete',
+    path: '/api/oauth-grants/:grantId',
+    operationId: 'revokeOAuthGrant',
+    summary: "Revoke an MCP client's OAuth access; its tokens get 401 from the next call",
+    tag: 'API keys',
+    auth: 'session',
+    extension: true,
+    request: { params: z.object({ grantId: z.uuid() }) },
+    responses: { 204: { description: 'Revoked' } },
+    errors: ['NOT_FOUND'],
+    handler: async ({ params }, req) => {
+      await ops.oauth.revokeGrant(currentAuth(req), params.grantId);
       return { status: 204 };
     },
   });

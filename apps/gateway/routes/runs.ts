@@ -5,12 +5,20 @@ import {
   queuedTurnSchema,
   runParamsSchema,
   runSnapshotSchema,
+  runStreamEventSchema,
+  streamHeadersSchema,
   waitpointParamsSchema,
   waitpointSchema,
 } from '../../../core/schemas/runs';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
+import {
+  IDEMPOTENCY_ERRORS,
+  idempotencyHeadersSchema,
+  replayable,
+  replayedHeaderSchema,
+} from '../http/idempotency';
 import type { RouteTable } from '../http/route-table';
 
 export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
@@ -21,32 +29,41 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     summary: 'Queue a turn for the agent; creates the chat when chatId is omitted',
     tag: 'Runs',
     auth: 'apiKey',
-    request: { body: completionBodySchema },
+    request: { headers: idempotencyHeadersSchema, body: completionBodySchema },
     multipartBody: completionFormSchema,
     keyLimits: [ops.limits.send],
     before: [receiveFiles({ multipartOnly: false })],
-    responses: { 202: { description: 'Turn accepted', schema: queuedTurnSchema } },
+    responses: {
+      202: { description: 'Turn accepted', schema: queuedTurnSchema, headers: replayedHeaderSchema },
+    },
     errors: [
+      ...IDEMPOTENCY_ERRORS,
       'CHAT_NOT_FOUND',
       'ATTACHMENT_NOT_FOUND',
       'RUN_ACTIVE',
+      'ACTIVE_LIMIT',
       'TOO_MANY_FILES',
       'PAYLOAD_TOO_LARGE',
       'INVALID_JSON',
       'UNSUPPORTED_MEDIA_TYPE',
     ],
-    handler: async ({ body }, req) => ({
-      status: 202,
-      body: await ops.runs.sendTurn(currentAuth(req), {
-        text: body.text,
-        chatId: body.chatId,
-        imageUrls: 'image_urls' in body ? body.image_urls : [],
-        attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
-        planMode: body.planMode,
-        files: receivedFiles(req),
-        traceparent: req.get('traceparent'),
-      }),
-    }),
+    handler: async ({ body, headers }, req) =>
+      replayable(
+        202,
+        await ops.runs.sendTurn(
+          currentAuth(req),
+          {
+            text: body.text,
+            chatId: body.chatId,
+            imageUrls: 'image_urls' in body ? body.image_urls : [],
+            attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
+            planMode: body.planMode,
+            files: receivedFiles(req),
+            traceparent: req.get('traceparent'),
+          },
+          headers['idempotency-key'],
+        ),
+      ),
   });
 
   routes.add({
@@ -63,6 +80,47 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       status: 200,
       body: await ops.runs.getRun(currentAuth(req), params),
     }),
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/chats/:chatId/runs/:runId/events',
+    operationId: 'streamRun',
+    summary:
+      'Follow a run live (Server-Sent Events): the snapshot, then each change, until its terminal status; `Last-Event-ID` resumes',
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: runParamsSchema, headers: streamHeadersSchema },
+    responses: {
+      200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
+    },
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    handler: async ({ params, headers }, req, res) => {
+      const closed = new AbortController();
+      res.on('close', () => closed.abort());
+      const stream = await ops.runs.streamRun(currentAuth(req), params, {
+        after: headers['last-event-id'],
+        signal: closed.signal,
+      });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        // Proxies that buffer answers (nginx) would hold the events back.
+        'x-accel-buffering': 'no',
+      });
+      res.flushHeaders();
+      for await (const e of stream) {
+        if (closed.signal.aborted) break;
+        res.write(
+          e.kind === 'heartbeat'
+            ? ': ping\n\n'
+            : `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`,
+        );
+      }
+      res.end();
+      return { status: 200 };
+    },
   });
 
   routes.add({
@@ -98,6 +156,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       'WAITPOINT_NOT_FOUND',
       'RUN_NOT_ACTIVE',
       'WAITPOINT_RESOLVED',
+      'PLAN_CHANGED',
     ],
     handler: async ({ params, body }, req) => ({
       status: 202,

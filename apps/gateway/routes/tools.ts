@@ -1,11 +1,16 @@
 import type { RequestHandler } from 'express';
-import { z } from 'zod';
 import { NotFoundError } from '../../../core/errors/app-error';
 import { toolResultSchema } from '../../../core/schemas/events';
 import { parseToolInput, TOOL_NAMES, TOOLS, type ToolName } from '../../../core/tools/registry';
 import type { Operations } from '../../../operations';
 import { TOOL_ERRORS } from '../../../operations/tools';
 import { currentAuth } from '../http/auth-context';
+import {
+  IDEMPOTENCY_ERRORS,
+  idempotencyHeadersSchema,
+  replayable,
+  replayedHeaderSchema,
+} from '../http/idempotency';
 import type { RouteTable } from '../http/route-table';
 
 /**
@@ -29,34 +34,24 @@ export function registerToolsRoutes(routes: RouteTable, ops: Operations): void {
       summary: `Run ${name} and wait for its result (up to 5 minutes).`,
       tag: 'Tools',
       auth: 'apiKey',
-      request: { body: TOOLS[name].input },
+      request: { headers: idempotencyHeadersSchema, body: TOOLS[name].input },
       before: [validateToolBody(name)],
-      responses: { 200: { description: 'The tool result.', schema: toolResultSchema } },
-      errors: TOOL_ERRORS[name],
-      handler: async ({ body }, req) => ({
-        status: 200,
-        body: await ops.tools.callTool(currentAuth(req), name, body),
-      }),
+      responses: {
+        200: { description: 'The tool result.', schema: toolResultSchema, headers: replayedHeaderSchema },
+      },
+      errors: [...IDEMPOTENCY_ERRORS, ...TOOL_ERRORS[name]],
+      handler: async ({ body, headers }, req) =>
+        replayable(
+          200,
+          await ops.tools.callTool(currentAuth(req), { name, input: body }, headers['idempotency-key']),
+        ),
     });
   }
 
-  routes.add({
-    method: 'post',
-    path: '/api/v1/tools/:toolName',
-    operationId: 'unknownTool',
-    summary: 'Any other tool name answers 404 UNKNOWN_TOOL.',
-    tag: 'Tools',
-    auth: 'apiKey',
-    request: {
-      params: z.object({
-        // The three tools have their own routes, matched first; this one sees only other names.
-        toolName: z.string().openapi({ not: { enum: [...TOOL_NAMES] } }),
-      }),
-    },
-    responses: {},
-    errors: ['UNKNOWN_TOOL'],
-    handler: ({ params }) => {
-      throw new NotFoundError('UNKNOWN_TOOL', `There is no tool named ${params.toolName}.`);
-    },
-  });
+  // Any other name: 404 UNKNOWN_TOOL, after the key is checked, and listed in no operation.
+  routes.refuseOthers(
+    '/api/v1/tools',
+    'apiKey',
+    (name) => new NotFoundError('UNKNOWN_TOOL', `There is no tool named ${name}.`),
+  );
 }

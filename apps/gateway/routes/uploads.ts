@@ -3,6 +3,12 @@ import { attachmentSchema } from '../../../core/schemas/attachments';
 import { MAX_FILES, receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
+import {
+  IDEMPOTENCY_ERRORS,
+  idempotencyHeadersSchema,
+  replayable,
+  replayedHeaderSchema,
+} from '../http/idempotency';
 import type { RouteTable } from '../http/route-table';
 
 const binary = z.string().openapi({ type: 'string', format: 'binary' });
@@ -38,17 +44,25 @@ export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void
     summary: 'Stores image, video or audio files and returns their attachment ids',
     tag: 'Uploads',
     auth: 'apiKey',
-    request: { body: uploadFormSchema },
+    request: { headers: idempotencyHeadersSchema, body: uploadFormSchema },
     bodyMediaType: 'multipart/form-data',
     before: [receiveFiles()],
-    responses: { 201: { description: 'Stored', schema: uploadResultSchema } },
-    errors: ['CHAT_NOT_FOUND', 'TOO_MANY_FILES', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-    handler: async ({ body }, req) => ({
-      status: 201,
-      body: await ops.uploads.uploadFiles(currentAuth(req), {
-        chatId: body.chatId,
-        files: receivedFiles(req),
-      }),
-    }),
+    responses: { 201: { description: 'Stored', schema: uploadResultSchema, headers: replayedHeaderSchema } },
+    errors: [
+      ...IDEMPOTENCY_ERRORS,
+      'CHAT_NOT_FOUND',
+      'TOO_MANY_FILES',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    handler: async ({ body, headers }, req) =>
+      replayable(
+        201,
+        await ops.uploads.uploadFiles(
+          currentAuth(req),
+          { chatId: body.chatId, files: receivedFiles(req) },
+          headers['idempotency-key'],
+        ),
+      ),
   });
 }

@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENTS, webhookEnvelopeSchema, webhookHeadersSchema } from '../../../core/schemas/events';
 import {
   createEndpointSchema,
   createdEndpointSchema,
@@ -8,6 +9,7 @@ import {
   endpointListSchema,
   endpointParamsSchema,
   redeliveredSchema,
+  rotateSecretSchema,
 } from '../../../core/schemas/webhooks';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
@@ -16,6 +18,28 @@ import type { RouteTable } from '../http/route-table';
 const TAG = 'Webhooks';
 
 export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): void {
+  // What the service sends: the document's `webhooks`, one per event, with the signature headers.
+  for (const event of WEBHOOK_EVENTS) {
+    routes.registry.registerWebhook({
+      method: 'post',
+      path: event,
+      operationId: `webhook_${event.replace('.', '_')}`,
+      summary: `${event}, POSTed to each endpoint subscribed to it, signed with its secret`,
+      tags: ['Webhooks'],
+      // Authenticated by its signature header, not by a scheme the receiver is asked for.
+      security: [],
+      request: {
+        headers: webhookHeadersSchema,
+        body: { content: { 'application/json': { schema: webhookEnvelopeSchema(event) } } },
+      },
+      responses: {
+        200: {
+          description: 'Any 2xx: delivered. Anything else, or no answer in 10 s: retried with backoff.',
+        },
+      },
+    });
+  }
+
   routes.add({
     method: 'post',
     path: '/api/webhook-endpoints',
@@ -25,10 +49,28 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     auth: 'session',
     request: { body: createEndpointSchema },
     responses: { 201: { description: 'Created', schema: createdEndpointSchema } },
-    errors: ['INVALID_REQUEST'],
+    errors: ['INVALID_REQUEST', 'LIMIT_REACHED'],
     handler: async ({ body }, req) => ({
       status: 201,
       body: await ops.webhooks.createEndpoint(currentAuth(req), body),
+    }),
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/webhook-endpoints/:endpointId/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+    summary:
+      'A new signing secret, answered this once; the old one keeps signing (x-svc-signature-previous) for overlapSeconds',
+    tag: TAG,
+    auth: 'session',
+    extension: true,
+    request: { params: endpointParamsSchema, body: rotateSecretSchema },
+    responses: { 200: { description: 'Rotated', schema: createdEndpointSchema } },
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    handler: async ({ params, body }, req) => ({
+      status: 200,
+      body: await ops.webhooks.rotateEndpointSecret(currentAuth(req), params.endpointId, body),
     }),
   });
 
@@ -91,7 +133,7 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     extension: true,
     request: { params: deliveryParamsSchema },
     responses: { 202: { description: 'A new series started', schema: redeliveredSchema } },
-    errors: ['DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'SERVICE_UNAVAILABLE'],
+    errors: ['DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
     handler: async ({ params }, req) => ({
       status: 202,
       body: { delivery: await ops.webhooks.redeliver(currentAuth(req), params.deliveryId) },

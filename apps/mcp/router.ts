@@ -1,0 +1,106 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import express, { type RequestHandler, type Router } from 'express';
+import { publicBaseUrl, type Config } from '../../core/config/config';
+import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
+import { AppError } from '../../core/errors/app-error';
+import type { KeyLimit } from '../../operations/limits';
+import type { Operations } from '../../operations';
+import { currentAuth, setAuth } from '../gateway/http/auth-context';
+import { bearerCaller } from '../gateway/middleware/auth';
+import { createOAuthRouter } from './oauth';
+import { createMcpServer } from './server';
+
+export const MCP_PATH = '/mcp';
+const BEARER = /^Bearer (\S+)$/;
+/** RFC 9728: the metadata of the resource at /mcp is at this path with the resource's path appended. */
+const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+/** A tools/call of send_message also counts against the key's send limit, as REST sends do. */
+function sendsIn(body: unknown): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    const message = m as { method?: unknown; params?: { name?: unknown } } | null;
+    return message?.method === 'tools/call' && message.params?.name === 'send_message';
+  });
+}
+
+/**
+ * The MCP route, `POST /mcp` (Streamable HTTP, stateless): each request builds its own server and
+ * transport for its caller and ends with its answer, so no session lives in a process. GET (a
+ * standalone event stream) and DELETE (ending a session) have nothing to serve then: 405.
+ */
+export function createMcpRouter(ops: Operations, config: Config): Router {
+  const router = express.Router();
+  const base = publicBaseUrl(config);
+  const resource = `${base}${MCP_PATH}`;
+  const resourceMetadataUrl = `${base}${RESOURCE_METADATA_PATH}${MCP_PATH}`;
+  const allowedOrigins = new Set([
+    new URL(base).origin,
+    ...config.MCP_ALLOWED_ORIGINS.map((o) => new URL(o).origin),
+  ]);
+
+  // The SDK's authorization server refuses a plain-http issuer other than localhost: there, only
+  // API keys are offered.
+  const issuer = new URL(base);
+  const oauth = issuer.protocol === 'https:' || ['localhost', '127.0.0.1'].includes(issuer.hostname);
+
+  const metadata: RequestHandler = (_req, res) => {
+    res.json({
+      resource,
+      ...(oauth ? { authorization_servers: [issuer.href] } : {}),
+      resource_name: 'Agent Chat Service (MCP)',
+      bearer_methods_supported: ['header'],
+    });
+  };
+  router.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}${MCP_PATH}`], metadata);
+  if (oauth) router.use(createOAuthRouter(ops, { issuer, resource: new URL(resource) }));
+
+  /** DNS rebinding: a browser page may only reach /mcp from an origin we serve or allow. */
+  const checkOrigin: RequestHandler = (req, _res, next) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin))
+      throw new AppError('FORBIDDEN', 'This Origin may not call the MCP endpoint.');
+    next();
+  };
+
+  /** The API key, as on /api/v1; a missing or bad one points the client at the resource metadata. */
+  const authenticate: RequestHandler = async (req, res, next) => {
+    const limits: KeyLimit[] = sendsIn(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
+    try {
+      const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+      setAuth(
+        req,
+        token?.startsWith(OAUTH_ACCESS_PREFIX)
+          ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
+          : await bearerCaller(ops, req, res, limits, 'mcp'),
+      );
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
+        const invalid = req.headers.authorization ? ', error="invalid_token"' : '';
+        res.setHeader('www-authenticate', `Bearer resource_metadata="${resourceMetadataUrl}"${invalid}`);
+      }
+      throw err;
+    }
+    next();
+  };
+
+  const serve: RequestHandler = async (req, res) => {
+    const server = createMcpServer({ ops, caller: currentAuth(req), config, logger: req.log });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  };
+
+  router.post(MCP_PATH, checkOrigin, authenticate, serve);
+  router.all(MCP_PATH, checkOrigin, (req, _res, next) => {
+    if (req.method === 'OPTIONS') return next();
+    throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: POST only.', undefined, {
+      allow: 'POST',
+    });
+  });
+  return router;
+}

@@ -1,0 +1,87 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../../core/config/config';
+import type { Logger } from '../../core/logging/logger';
+import type { ToolError } from '../../core/schemas/mcp';
+import type { Caller, Operations } from '../../operations';
+import { errorEnvelope, toAppError } from '../gateway/middleware/errors';
+import { registerResources } from './resources';
+import { MCP_TOOLS, parseArguments, TOOL_LIST } from './tools';
+
+const INSTRUCTIONS =
+  'Chats with an agent that can crop images, generate images and merge videos. Start or continue a ' +
+  'chat with send_message, then follow the run with wait_for_run (repeat while it is RUNNING). A run ' +
+  'in planMode stops WAITING with a plan: approve or reject it with decide_plan. The media tools can ' +
+  'also be called directly.';
+
+/**
+ * A failure of the work is the tool's answer, not a protocol error, so the model can read it: the
+ * REST envelope (same code, message, details and facts) as structuredContent.
+ */
+function toolError(err: unknown, logger: Logger): CallToolResult {
+  const appError = toAppError(err);
+  if (appError.code === 'INTERNAL') logger.error({ err }, 'mcp tool failed');
+  // The same facts REST gives (RUN_ACTIVE names the active run, for one).
+  const envelope = errorEnvelope(appError) as ToolError;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(envelope) }],
+    structuredContent: envelope,
+  };
+}
+
+/**
+ * The MCP server of one request: built for its caller and dropped with its answer, so no gateway
+ * keeps anything between requests and any gateway serves any request.
+ */
+export function createMcpServer(ctx: {
+  ops: Operations;
+  caller: Caller;
+  config: Config;
+  logger: Logger;
+}): Server {
+  const server = new Server(
+    { name: 'agent-chat-service', title: 'Agent Chat Service', version: '1.0.0' },
+    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: INSTRUCTIONS },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  registerResources(server, ctx);
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args, _meta } = request.params;
+    const tool = Object.hasOwn(MCP_TOOLS, name) ? MCP_TOOLS[name] : undefined;
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const progressToken = _meta?.progressToken;
+    let sent = 0;
+    const progress = async (message: string) => {
+      if (progressToken === undefined) return;
+      sent += 1;
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken, progress: sent, message },
+      });
+    };
+    try {
+      const input = parseArguments(tool, args ?? {});
+      const { result, content } = await tool.run(
+        { ops: ctx.ops, caller: ctx.caller, config: ctx.config, progress, signal: extra.signal },
+        input,
+      );
+      return {
+        content: [{ type: 'text', text: JSON.stringify(result) }, ...(content ?? [])],
+        structuredContent: result as Record<string, unknown>,
+      };
+    } catch (err) {
+      return toolError(err, ctx.logger);
+    }
+  });
+
+  return server;
+}

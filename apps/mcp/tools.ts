@@ -1,0 +1,266 @@
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Config } from '../../core/config/config';
+import { ValidationError } from '../../core/errors/app-error';
+import { chatListQuerySchema, chatListSchema, messageListSchema } from '../../core/schemas/chats';
+import { toolResultSchema, type ToolResult } from '../../core/schemas/events';
+import {
+  decidePlanInputSchema,
+  getMessagesInputSchema,
+  runIdsInputSchema,
+  toolErrorSchema,
+  waitForRunInputSchema,
+} from '../../core/schemas/mcp';
+import {
+  completionBodySchema,
+  queuedTurnSchema,
+  runSnapshotSchema,
+  TERMINAL_RUN_STATUSES,
+  waitpointSchema,
+  type RunSnapshot,
+} from '../../core/schemas/runs';
+import { TOOL_NAMES, TOOLS, type ToolName } from '../../core/tools/registry';
+import type { Caller, Operations } from '../../operations';
+
+/** What a tool call runs with: the caller's operations, and a way to tell the client how it goes. */
+export interface ToolContext {
+  ops: Operations;
+  caller: Caller;
+  config: Config;
+  /** A `notifications/progress` to the client, when it asked for progress; else nothing. */
+  progress(message: string): Promise<void>;
+  /** Aborted when the client cancels the request or goes away. */
+  signal: AbortSignal;
+}
+
+type ContentBlock = CallToolResult['content'][number];
+
+interface McpTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  title: string;
+  /** For a model: what it does, when to use it, what it returns. */
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  /**
+   * Validates the arguments. The media tools leave it to their operation, whose one parser also
+   * tells a bad crop rectangle (INVALID_RECTANGLE) from any other bad input.
+   */
+  validate?: false;
+  run(ctx: ToolContext, input: z.output<I>): Promise<{ result: z.output<O>; content?: ContentBlock[] }>;
+}
+
+const define = <I extends z.ZodType, O extends z.ZodType>(tool: McpTool<I, O>): McpTool => tool as McpTool;
+
+/** How often wait_for_run reads the run while it waits: one indexed read each. */
+const WAIT_POLL_MS = 250;
+/** How often a blocking media tool tells the client it is still working. */
+const TOOL_PROGRESS_MS = 2_000;
+
+/** Nothing more happens without the caller: the run ended, or a plan waits for its decision. */
+export const isSettled = (s: RunSnapshot) =>
+  (TERMINAL_RUN_STATUSES as readonly string[]).includes(s.status) ||
+  (s.status === 'WAITING' && s.waitpoints.some((w) => w.status === 'PENDING'));
+
+export const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+function mediaTool(name: ToolName) {
+  return define({
+    title: name,
+    description:
+      `${TOOLS[name].description} Blocks until the result is ready (up to 5 minutes), sending progress ` +
+      'notifications meanwhile, and charges credits as the REST route does. Returns the result file as a ' +
+      'resource_link, and in structuredContent the ToolResult: output.url, assets, creditCost.',
+    input: TOOLS[name].input,
+    output: toolResultSchema,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    validate: false,
+    async run(ctx, input) {
+      const started = Date.now();
+      await ctx.progress(`${name} started`);
+      const ticker = setInterval(() => {
+        const seconds = Math.round((Date.now() - started) / 1000);
+        void ctx.progress(`${name} running (${seconds} s)`).catch(() => undefined);
+      }, TOOL_PROGRESS_MS);
+      let result: ToolResult;
+      try {
+        result = (await ctx.ops.tools.callTool(ctx.caller, { name, input })).value;
+      } finally {
+        clearInterval(ticker);
+      }
+      const asset = result.assets[0];
+      return {
+        result,
+        content: [
+          {
+            type: 'resource_link',
+            uri: result.output.url,
+            name: asset?.filename ?? `${name} result`,
+            ...(asset ? { mimeType: asset.mimeType } : {}),
+          },
+        ],
+      };
+    },
+  });
+}
+
+/** The MCP tools: each calls the one operation its REST route calls. */
+export const MCP_TOOLS: Record<string, McpTool> = {
+  send_message: define({
+    title: 'Send a message',
+    description:
+      'Sends a user message to the agent and queues a run that answers it. Leave chatId out to start a new ' +
+      'chat; give it to continue one. planMode: true makes the agent propose a plan and wait for decide_plan ' +
+      'before it uses any tool. A chat runs one turn at a time: while its run is active this fails with ' +
+      'RUN_ACTIVE. Returns chatId and runId at once (status "queued"); follow the run with wait_for_run.',
+    input: completionBodySchema,
+    output: queuedTurnSchema,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    run: async (ctx, input) => ({
+      result: (
+        await ctx.ops.runs.sendTurn(ctx.caller, {
+          text: input.text,
+          chatId: input.chatId,
+          imageUrls: input.image_urls,
+          attachmentIds: input.attachmentIds,
+          planMode: input.planMode,
+          files: [],
+        })
+      ).value,
+    }),
+  }),
+
+  get_run: define({
+    title: 'Get a run',
+    description:
+      'Reads a run as it stands now: status (QUEUED, RUNNING, WAITING, COMPLETE, FAILED, CANCELLED), the ' +
+      'assistant text so far, tool calls, plan waitpoints and error. Use wait_for_run instead to follow a run.',
+    input: runIdsInputSchema,
+    output: runSnapshotSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (ctx, input) => ({ result: await ctx.ops.runs.getRun(ctx.caller, input) }),
+  }),
+
+  wait_for_run: define({
+    title: 'Wait for a run',
+    description:
+      'Waits until the run has finished (COMPLETE, FAILED, CANCELLED) or waits for plan approval (WAITING), ' +
+      'for at most timeoutSeconds, sending the assistant text as it grows in progress notifications. Returns ' +
+      'the run snapshot; if it is still RUNNING, call wait_for_run again. When WAITING, read the plan in ' +
+      'waitpoints and answer it with decide_plan.',
+    input: waitForRunInputSchema,
+    output: runSnapshotSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    async run(ctx, { timeoutSeconds, ...ids }) {
+      const deadline = Date.now() + Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX);
+      let told = '';
+      for (;;) {
+        const snapshot = await ctx.ops.runs.getRun(ctx.caller, ids);
+        if (snapshot.text !== told) {
+          told = snapshot.text;
+          await ctx.progress(snapshot.text);
+        }
+        const left = deadline - Date.now();
+        if (isSettled(snapshot) || left <= 0 || ctx.signal.aborted) return { result: snapshot };
+        await pause(Math.min(WAIT_POLL_MS, left), ctx.signal);
+      }
+    },
+  }),
+
+  list_chats: define({
+    title: 'List chats',
+    description:
+      'Lists your chats, most recent activity first, one page at a time (pass nextCursor as cursor for the ' +
+      'next). q searches titles (case-insensitive); favorite "true" or "false" filters. Returns { data, nextCursor }.',
+    input: chatListQuerySchema,
+    output: chatListSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (ctx, input) => ({ result: await ctx.ops.chats.listChats(ctx.caller, input) }),
+  }),
+
+  get_messages: define({
+    title: 'Get messages',
+    description:
+      "Reads a chat's messages, oldest first, one page at a time (pass nextCursor as cursor for the next). " +
+      'Each message has its role, content blocks (text, images, tool use and results) and the run that made it.',
+    input: getMessagesInputSchema,
+    output: messageListSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (ctx, { chatId, ...query }) => ({
+      result: await ctx.ops.chats.listMessages(ctx.caller, chatId, query),
+    }),
+  }),
+
+  decide_plan: define({
+    title: 'Approve or reject a plan',
+    description:
+      'Answers the plan a planMode run is WAITING on (the pending waitpoint in its snapshot). approved: true ' +
+      'lets the run carry out the plan; false ends the run CANCELLED. feedback is passed on. Returns the ' +
+      'waitpoint; then follow the run with wait_for_run.',
+    input: decidePlanInputSchema,
+    output: waitpointSchema,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    run: async (ctx, { approved, feedback, ...ids }) => ({
+      result: await ctx.ops.runs.decidePlan(ctx.caller, ids, { approved, feedback }),
+    }),
+  }),
+
+  cancel_run: define({
+    title: 'Cancel a run',
+    description:
+      'Stops an active run: it ends CANCELLED, whatever it was doing. A run already finished fails with ' +
+      'RUN_NOT_ACTIVE. Returns the run snapshot.',
+    input: runIdsInputSchema,
+    output: runSnapshotSchema,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    run: async (ctx, input) => ({ result: await ctx.ops.runs.cancelRun(ctx.caller, input) }),
+  }),
+
+  ...Object.fromEntries(TOOL_NAMES.map((name) => [name, mediaTool(name)])),
+};
+
+/** JSON Schema 2020-12, the dialect MCP assumes when a schema names none. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  });
+  return rest;
+}
+
+/** tools/list: the same for every caller, built once. */
+export const TOOL_LIST: Tool[] = Object.entries(MCP_TOOLS).map(([name, tool]) => ({
+  name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: jsonSchema(tool.input, 'input') as Tool['inputSchema'],
+  // A failed call's structuredContent is the error envelope, so the schema admits both.
+  outputSchema: {
+    type: 'object',
+    ...jsonSchema(z.union([tool.output, toolErrorSchema]), 'output'),
+  } as Tool['outputSchema'],
+  annotations: { title: tool.title, ...tool.annotations },
+}));
+
+/** The arguments as the tool's schema reads them; every problem is listed, as REST lists them. */
+export function parseArguments(tool: McpTool, args: unknown): unknown {
+  if (tool.validate === false) return args;
+  const result = tool.input.safeParse(args);
+  if (result.success) return result.data;
+  throw new ValidationError(
+    result.error.issues.map((issue) => ({
+      path: ['arguments', ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    })),
+  );
+}

@@ -1,0 +1,55 @@
+/**
+ * The streams row: what one open, idle live stream (`GET …/runs/{runId}/events` of a run waiting
+ * for plan approval) costs the gateway process in resident memory.
+ */
+import { isTerminal } from './client';
+import { startServiceProcesses, type Bench } from './context';
+import { fmt, type Row } from './report';
+
+const MAX_KIB_PER_STREAM = 64;
+
+export async function streamsRow(bench: Bench, streams: number): Promise<Row> {
+  console.log(`bench: ${streams} idle live streams…`);
+  const service = await startServiceProcesses(bench);
+  const opened: AbortController[] = [];
+  try {
+    const client = service.client(bench.user);
+    const turn = await client.send({
+      text: 'crop this to the left half',
+      image_urls: [bench.image.url],
+      planMode: true,
+    });
+    await client.pollUntil(turn, (s) => s.status === 'WAITING' || isTerminal(s), 50);
+    const url = `${client.runUrl(turn)}/events`;
+    // One stream first, so the gateway's listening connection and code paths are warm.
+    const open = async () => {
+      const stop = new AbortController();
+      opened.push(stop);
+      const res = await fetch(url, { headers: bench.user.bearer, signal: stop.signal });
+      if (res.status !== 200 || !res.body) throw new Error(`stream ${res.status}`);
+      // The snapshot, then nothing: the stream is open and idle.
+      const reader = res.body.getReader();
+      await reader.read();
+    };
+    await open();
+    const before = await service.gateway.rssBytes();
+    for (let i = 0; i < streams; i += 100)
+      await Promise.all(Array.from({ length: Math.min(100, streams - i) }, open));
+    const after = await service.gateway.rssBytes();
+    const kib = (after - before) / 1024 / streams;
+    return {
+      key: 'streams',
+      name: 'streams',
+      measure: `KiB resident per open idle stream, n=${streams}`,
+      service: fmt(kib),
+      baseline: '-',
+      ratio: '-',
+      target: `≤ ${MAX_KIB_PER_STREAM} KiB`,
+      meets: kib <= MAX_KIB_PER_STREAM,
+      data: { streams, gatewayBeforeBytes: before, gatewayAfterBytes: after },
+    };
+  } finally {
+    for (const stop of opened) stop.abort();
+    await service.stop();
+  }
+}

@@ -1,0 +1,218 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import {
+  hashToken,
+  newOAuthToken,
+  OAUTH_ACCESS_PREFIX,
+  OAUTH_CODE_PREFIX,
+  OAUTH_REFRESH_PREFIX,
+} from '../core/auth/tokens';
+import { NotFoundError, UnauthorizedError } from '../core/errors/app-error';
+import {
+  checkAccessToken,
+  exchangeCode,
+  insertClient,
+  insertCode,
+  revokeGrant,
+  rotateGrant,
+  selectClient,
+  selectCode,
+  selectGrants,
+} from '../core/oauth/store';
+import type { Page } from './chats';
+import type { Caller, OperationDeps } from './deps';
+import type { RateLimitState } from './identity';
+import { consumeOrThrow, postgresLimiter, type KeyLimit } from './limits';
+
+const CODE_TTL_SECONDS = 300;
+/** How long a consent page may be answered after it was shown. */
+const CONSENT_TTL_MS = 10 * 60_000;
+
+/** What the consent page carries back, signed, so the answer cannot name another client or URI. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  state?: string;
+  resource?: string;
+}
+
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+}
+
+export interface OAuthGrantDto {
+  id: string;
+  clientId: string;
+  clientName: string;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+/**
+ * OAuth 2.1 for MCP clients that connect by sign-in: dynamic registration (public clients only,
+ * PKCE S256), codes issued on the signed-in user's consent, and grants whose access and refresh
+ * tokens are stored as hashes and rotate on each refresh. The HTTP side is the MCP SDK's router.
+ */
+export function createOAuthOperations(deps: OperationDeps) {
+  const { config, db } = deps;
+  const accessTtlSeconds = Math.floor(config.OAUTH_ACCESS_TOKEN_TTL / 1000);
+  const refreshTtlSeconds = Math.floor(config.OAUTH_REFRESH_TOKEN_TTL / 1000);
+  // A key of its own derived from APP_SECRET: a consent signature is no other HMAC's.
+  const consentKey = createHmac('sha256', config.APP_SECRET).update('oauth/consent/v1').digest();
+  const limiters = new Map<string, ReturnType<typeof postgresLimiter>>();
+  const limiterOf = (limit: KeyLimit) => {
+    let limiter = limiters.get(limit.name);
+    if (!limiter) {
+      limiter = postgresLimiter(db, {
+        keyPrefix: `oauth-${limit.name}`,
+        points: limit.perMinute,
+        durationSeconds: 60,
+      });
+      limiters.set(limit.name, limiter);
+    }
+    return limiter;
+  };
+
+  const tokens = (access: string, refresh: string): IssuedTokens => ({
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: accessTtlSeconds,
+    refresh_token: refresh,
+  });
+
+  return {
+    async registerClient(metadata: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const client = {
+        ...metadata,
+        client_id: randomUUID(),
+        client_id_issued_at: Math.floor(Date.now() / 1000),
+      };
+      await insertClient(db.pool, client.client_id, client);
+      return client;
+    },
+
+    getClient: (clientId: string) => selectClient(db.pool, clientId),
+
+    /** The request, signed for this user, to come back with the consent form. */
+    signConsent(userId: string, request: AuthorizationRequest): string {
+      const payload = Buffer.from(
+        JSON.stringify({ ...request, userId, exp: Date.now() + CONSENT_TTL_MS }),
+      ).toString('base64url');
+      return `${payload}.${createHmac('sha256', consentKey).update(payload).digest('base64url')}`;
+    },
+
+    /** The signed request, if it is this user's, unaltered and recent; else undefined. */
+    verifyConsent(userId: string, signed: string): AuthorizationRequest | undefined {
+      const [payload, sig] = signed.split('.');
+      if (!payload || !sig) return undefined;
+      const expected = createHmac('sha256', consentKey).update(payload).digest();
+      const given = Buffer.from(sig, 'base64url');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      const request = JSON.parse(Buffer.from(payload, 'base64url').toString()) as AuthorizationRequest & {
+        userId: string;
+        exp: number;
+      };
+      if (request.userId !== userId || request.exp < Date.now()) return undefined;
+      const { userId: _user, exp: _exp, ...rest } = request;
+      return rest;
+    },
+
+    /** A one-time code for the consented request; stored hashed. */
+    async issueCode(caller: Caller, request: AuthorizationRequest): Promise<string> {
+      const code = newOAuthToken(OAUTH_CODE_PREFIX);
+      await insertCode(db.pool, {
+        codeHash: hashToken(code),
+        clientId: request.clientId,
+        userId: caller.userId,
+        codeChallenge: request.codeChallenge,
+        redirectUri: request.redirectUri,
+        resource: request.resource ?? null,
+        ttlSeconds: CODE_TTL_SECONDS,
+      });
+      return code;
+    },
+
+    codeFor: (clientId: string, code: string) => selectCode(db.pool, hashToken(code), clientId),
+
+    /** Consumes the code into a grant; undefined when it is unknown, spent, expired or not this client's. */
+    async exchangeCode(clientId: string, code: string): Promise<IssuedTokens | undefined> {
+      const access = newOAuthToken(OAUTH_ACCESS_PREFIX);
+      const refresh = newOAuthToken(OAUTH_REFRESH_PREFIX);
+      const used = await exchangeCode(db.pool, {
+        codeHash: hashToken(code),
+        clientId,
+        grantId: randomUUID(),
+        accessTokenHash: hashToken(access),
+        accessTtlSeconds,
+        refreshTokenHash: hashToken(refresh),
+        refreshTtlSeconds,
+      });
+      return used ? tokens(access, refresh) : undefined;
+    },
+
+    /** New access and refresh tokens; the refresh token presented stops working. */
+    async refresh(clientId: string, refreshToken: string): Promise<IssuedTokens | undefined> {
+      const access = newOAuthToken(OAUTH_ACCESS_PREFIX);
+      const refresh = newOAuthToken(OAUTH_REFRESH_PREFIX);
+      const rotated = await rotateGrant(db.pool, {
+        refreshTokenHash: hashToken(refreshToken),
+        clientId,
+        accessTokenHash: hashToken(access),
+        accessTtlSeconds,
+        newRefreshTokenHash: hashToken(refresh),
+        refreshTtlSeconds,
+      });
+      return rotated ? tokens(access, refresh) : undefined;
+    },
+
+    /**
+     * The caller of an access token, after counting the call against each of `limits` (keyed by
+     * the grant, as API-key calls are keyed by the key): 401 for a bad token, 429 past a limit.
+     */
+    async authenticateAccessToken(
+      token: string | undefined,
+      limits: readonly KeyLimit[],
+      via: Caller['via'],
+    ): Promise<{ caller: Caller; rateLimit?: RateLimitState; expiresAt: Date }> {
+      const grant = token?.startsWith(OAUTH_ACCESS_PREFIX)
+        ? await checkAccessToken(db.pool, hashToken(token))
+        : undefined;
+      if (!grant) throw new UnauthorizedError('The access token is invalid, expired or revoked.');
+      for (const limit of limits) await consumeOrThrow(limiterOf(limit), grant.id, limit.message);
+      return {
+        caller: { userId: grant.userId, oauthGrantId: grant.id, via },
+        expiresAt: grant.accessExpiresAt,
+      };
+    },
+
+    /** RFC 7009: a client revokes its own token (access or refresh); the whole grant ends. */
+    async revokeToken(clientId: string, token: string): Promise<void> {
+      await revokeGrant(db.pool, { clientId, tokenHash: hashToken(token) });
+    },
+
+    /** The caller's live grants, beside their API keys. */
+    async listGrants(caller: Caller): Promise<Page<OAuthGrantDto>> {
+      const rows = await selectGrants(db.pool, caller.userId);
+      return {
+        data: rows.map((r) => ({
+          id: r.id,
+          clientId: r.clientId,
+          clientName: r.clientName,
+          lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+          createdAt: r.createdAt.toISOString(),
+        })),
+        nextCursor: null,
+      };
+    },
+
+    async revokeGrant(caller: Caller, grantId: string): Promise<void> {
+      if (!(await revokeGrant(db.pool, { userId: caller.userId, id: grantId })))
+        throw new NotFoundError('NOT_FOUND', 'No such authorization.');
+    },
+  };
+}
+
+export type OAuthOperations = ReturnType<typeof createOAuthOperations>;

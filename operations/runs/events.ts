@@ -1,0 +1,127 @@
+import { NotFoundError } from '../../core/errors/app-error';
+import type { RunEventHub } from '../../core/runs/event-hub';
+import { explainRunMiss, selectRunEvents, type RunEventRow, type RunScope } from '../../core/runs/store';
+import {
+  TERMINAL_RUN_STATUSES,
+  toToolCallDto,
+  toWaitpointDto,
+  type RunSnapshot,
+} from '../../core/schemas/runs';
+import type { OperationDeps } from '../deps';
+import { loadSnapshotAt, type LiveStates } from './snapshot';
+
+/** Events read per statement; a stream far behind catches up in pages. */
+const PAGE = 200;
+
+export type RunStreamEvent =
+  | { kind: 'event'; id: number; event: string; data: unknown }
+  /** Nothing happened for a while: the transport sends a comment. */
+  | { kind: 'heartbeat' };
+
+export interface OpenStreamInput {
+  /** `Last-Event-ID`: the stream resumes after this event, without the snapshot. */
+  after?: number;
+  /** Ends the stream (the client went away). */
+  signal: AbortSignal;
+}
+
+const isTerminal = (status: string) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
+
+/** An event as the API shows it: rows in the snapshot's shapes, the rest as recorded. */
+function toStreamEvent(row: RunEventRow): RunStreamEvent {
+  const data =
+    row.type === 'tool.started' || row.type === 'tool.finished'
+      ? toToolCallDto(row.data)
+      : row.type === 'waitpoint.opened' || row.type === 'waitpoint.resolved'
+        ? toWaitpointDto(row.data as unknown as Parameters<typeof toWaitpointDto>[0])
+        : row.data;
+  return { kind: 'event', id: Number(row.seq), event: row.type, data };
+}
+
+/**
+ * A run's live stream: the snapshot, with the number of the last event it reflects as its id,
+ * then every event after it in the order it was committed (see migration run_events), until the
+ * run's terminal status. Checked against the caller's chats before anything is sent: a run that
+ * is not theirs is a 404, and then nothing is streamed.
+ */
+export async function openRunStream(
+  deps: OperationDeps,
+  hub: RunEventHub,
+  liveStates: LiveStates,
+  scope: RunScope,
+  input: OpenStreamInput,
+): Promise<AsyncGenerator<RunStreamEvent>> {
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  // Subscribed before the first read, so nothing committed after that read goes unnoticed.
+  const unsubscribe = hub.subscribe(scope.runId, () => {
+    woken = true;
+    wakeUp?.();
+  });
+  let first: RunStreamEvent | undefined;
+  let endedAtSnapshot = false;
+  let cursor: number;
+  try {
+    if (input.after === undefined) {
+      const { snapshot, eventSeq } = await loadSnapshotAt(deps, liveStates, scope);
+      first = { kind: 'event', id: eventSeq, event: 'snapshot', data: snapshot satisfies RunSnapshot };
+      cursor = eventSeq;
+      endedAtSnapshot = isTerminal(snapshot.status);
+    } else {
+      const found = await selectRunEvents(deps.db.pool, scope, input.after, 0);
+      if (!found) {
+        const miss = await explainRunMiss(deps.db.pool, scope);
+        throw new NotFoundError(miss === 'CHAT_NOT_FOUND' ? miss : 'RUN_NOT_FOUND', 'Run not found.');
+      }
+      cursor = input.after;
+    }
+  } catch (err) {
+    unsubscribe();
+    throw err;
+  }
+  // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
+  const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
+
+  /** Resolves on a notification, the heartbeat's time, or the client leaving; true for a heartbeat. */
+  const nextWake = () =>
+    new Promise<boolean>((resolve) => {
+      if (woken || input.signal.aborted) return resolve(false);
+      const timer = setTimeout(() => resolve(true), heartbeatMs);
+      const done = () => {
+        clearTimeout(timer);
+        input.signal.removeEventListener('abort', done);
+        wakeUp = undefined;
+        resolve(false);
+      };
+      wakeUp = done;
+      input.signal.addEventListener('abort', done);
+    });
+
+  async function* stream(): AsyncGenerator<RunStreamEvent> {
+    try {
+      if (first) {
+        yield first;
+        if (endedAtSnapshot) return;
+      }
+      while (!input.signal.aborted) {
+        woken = false;
+        const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);
+        // The chat was deleted meanwhile: its run is gone for the caller too.
+        if (!page) return;
+        for (const row of page.events) {
+          const event = toStreamEvent(row);
+          cursor = Number(row.seq);
+          yield event;
+          if (row.type === 'status' && isTerminal(String(row.data.status))) return;
+        }
+        if (page.events.length === PAGE) continue;
+        // Ended, and every event of it already sent (a resume after the terminal status).
+        if (isTerminal(page.status)) return;
+        if (await nextWake()) yield { kind: 'heartbeat' };
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+  return stream();
+}

@@ -1,0 +1,529 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ResourceUpdatedNotificationSchema,
+  type CallToolResult,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { ModelReply } from '../../core/model/types';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startWorker, type TestWorker } from '../../testkit/worker';
+import { quadrantImage, startMediaServer, testVideo } from '../support/fake-providers';
+import { ScriptedModel } from '../support/scripted-model';
+import { waitFor } from '../support/wait';
+import { agentWorkflowId } from '../../workflows/agent.contract';
+import { runViaSearchAttribute } from '../../workflows/search-attributes';
+
+type Snapshot = {
+  status: string;
+  text: string;
+  waitpoints: { id: string; status: string; plan: { summary: string } }[];
+  toolCalls: { toolName: string; status: string }[];
+};
+type Structured = Record<string, unknown> & { code?: string };
+
+const ALLOWED_ORIGIN = 'http://console.example.test';
+
+describe('MCP at /mcp', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let gateways: TestGateway[];
+  let worker: TestWorker;
+  let model: ScriptedModel;
+  let media: Awaited<ReturnType<typeof startMediaServer>>;
+  let user: TestUser;
+  const clients: Client[] = [];
+
+  before(async () => {
+    const stack = await testStack();
+    dir = await mkdtemp(path.join(tmpdir(), 'mcp-test-'));
+    media = await startMediaServer();
+    model = new ScriptedModel([]);
+    const config = stack.config({
+      TEMPORAL_TASK_QUEUE: `mcp-${randomUUID()}`,
+      STORAGE_LOCAL_DIR: path.join(dir, 'storage'),
+      IMAGE_PROVIDER: 'local-preview',
+      MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
+    });
+    worker = await startWorker({ config, deps: { model } });
+    // Two gateways over one database and one Temporal: any of them serves any request.
+    gateways = [await startGateway({ config }), await startGateway({ config })];
+    user = await createTestUser();
+  });
+  // Each test scripts the replies its own turns get.
+  beforeEach(() => {
+    model.replies.length = 0;
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    for (const gateway of gateways ?? []) await gateway.close();
+    await worker?.stop();
+    await media?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** An SDK client; with `alternate`, each HTTP request goes to the other gateway. */
+  async function connect(
+    who: TestUser = user,
+    options: { alternate?: boolean; onRequest?: (gateway: string) => void } = {},
+  ): Promise<Client> {
+    let turn = 0;
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateways[0]!.url}/mcp`), {
+      requestInit: { headers: who.bearer },
+      fetch: (input, init) => {
+        const gateway = gateways[options.alternate ? turn++ % 2 : 0]!;
+        options.onRequest?.(gateway.url);
+        const url = new URL(String(input instanceof Request ? input.url : input));
+        return fetch(`${gateway.url}${url.pathname}${url.search}`, init);
+      },
+    });
+    const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  /** The JSON of a resources/read answer. */
+  const jsonOf = (result: { contents: ({ text: string } | { blob: string })[] }): unknown => {
+    const [content] = result.contents;
+    assert.ok(content && 'text' in content);
+    return JSON.parse(content.text);
+  };
+
+  /** The run a send_message result names. */
+  const idsOf = (result: { structuredContent: Structured }) => ({
+    chatId: String(result.structuredContent.chatId),
+    runId: String(result.structuredContent.runId),
+  });
+
+  const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Structured };
+
+  /** A raw JSON-RPC POST, for what the SDK client would not send. */
+  const post = (body: unknown, headers: Record<string, string> = user.bearer) =>
+    fetch(`${gateways[0]!.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+  /** The JSON-RPC message of a response streamed as server-sent events. */
+  const message = async (res: Response) => {
+    const text = await res.text();
+    const data = text.split('\n').find((line) => line.startsWith('data: '));
+    return JSON.parse(data ? data.slice(6) : text) as { result?: Record<string, unknown>; error?: unknown };
+  };
+  const initialize = (protocolVersion: string) => ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+
+  async function waitForRun(
+    client: Client,
+    ids: { chatId: string; runId: string },
+    onprogress?: (p: Progress) => void,
+  ): Promise<Snapshot> {
+    for (;;) {
+      const result = (await client.callTool(
+        { name: 'wait_for_run', arguments: { ...ids, timeoutSeconds: 20 } },
+        undefined,
+        onprogress ? { onprogress } : {},
+      )) as CallToolResult;
+      assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
+      const snapshot = result.structuredContent as Snapshot;
+      const pending = snapshot.waitpoints.some((w) => w.status === 'PENDING');
+      if (['COMPLETE', 'FAILED', 'CANCELLED'].includes(snapshot.status) || pending) return snapshot;
+    }
+  }
+
+  describe('connection and auth', () => {
+    it('initializes at 2025-11-25 and negotiates 2025-06-18', async () => {
+      const client = await connect();
+      assert.equal(client.getServerVersion()?.name, 'agent-chat-service');
+      assert.ok(client.getServerCapabilities()?.tools);
+      for (const version of ['2025-11-25', '2025-06-18']) {
+        const res = await post(initialize(version));
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('mcp-session-id'), null, 'stateless: no session');
+        assert.equal((await message(res)).result?.protocolVersion, version);
+      }
+    });
+
+    it('lists every tool with input and output schemas valid as JSON Schema 2020-12', async () => {
+      const client = await connect();
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), [
+        'ai_image_2',
+        'cancel_run',
+        'crop_image',
+        'decide_plan',
+        'get_messages',
+        'get_run',
+        'list_chats',
+        'merge_videos',
+        'send_message',
+        'wait_for_run',
+      ]);
+      const ajv = new Ajv2020({ strict: false });
+      addFormats.default(ajv);
+      for (const tool of tools) {
+        for (const schema of [tool.inputSchema, tool.outputSchema]) {
+          assert.ok(schema, `${tool.name} has both schemas`);
+          assert.equal(schema.type, 'object');
+          assert.ok(ajv.validateSchema(schema), `${tool.name}: ${ajv.errorsText(ajv.errors)}`);
+          ajv.compile(schema);
+        }
+        assert.ok(tool.description && tool.description.length > 40, tool.name);
+        assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name);
+      }
+      const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
+      assert.deepEqual(readOnly.sort(), ['get_messages', 'get_run', 'list_chats', 'wait_for_run']);
+      const destructive = tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name);
+      assert.deepEqual(destructive.sort(), ['cancel_run', 'decide_plan']);
+    });
+
+    it('answers a missing or wrong key with 401 and the resource metadata', async () => {
+      const wrong = { authorization: 'Bearer svck_live_wrongwrongwrongwrongwrongwrong' };
+      for (const headers of [{}, wrong] as Record<string, string>[]) {
+        const res = await post(initialize('2025-11-25'), headers);
+        assert.equal(res.status, 401);
+        const challenge = res.headers.get('www-authenticate') ?? '';
+        const url = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+        assert.ok(url, challenge);
+        assert.equal(new URL(url).pathname, '/.well-known/oauth-protected-resource/mcp');
+        const metadata = (await (await fetch(`${gateways[0]!.url}${new URL(url).pathname}`)).json()) as {
+          resource: string;
+        };
+        assert.match(metadata.resource, /\/mcp$/);
+      }
+    });
+
+    it('refuses a revoked key on its very next request, and counts calls as REST does', async () => {
+      const other = await createTestUser();
+      const client = await connect(other);
+      const before = await gateways[0]!.deps.db.pool.query<{ lastUsedAt: Date | null }>(
+        `SELECT "lastUsedAt" FROM "ApiKey" WHERE id = $1`,
+        [other.apiKeyId],
+      );
+      assert.ok(before.rows[0]?.lastUsedAt, 'lastUsedAt is set by MCP calls');
+      const list = await call(client, 'list_chats', {});
+      assert.equal(list.isError, undefined);
+      const res = await fetch(`${gateways[0]!.url}/api/keys/${other.apiKeyId}`, {
+        method: 'DELETE',
+        headers: { cookie: other.cookie },
+      });
+      assert.equal(res.status, 204);
+      await assert.rejects(client.callTool({ name: 'list_chats', arguments: {} }), /401|Unauthorized/i);
+    });
+
+    it('refuses a body over 1 MB with 413 before reading it as JSON-RPC', async () => {
+      const res = await post({ ...initialize('2025-11-25'), padding: 'x'.repeat(1024 * 1024 + 1) });
+      assert.equal(res.status, 413);
+      assert.equal(((await res.json()) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+    });
+
+    it('refuses a browser Origin it does not serve, and allows a configured one', async () => {
+      const bad = await post(initialize('2025-11-25'), { ...user.bearer, origin: 'http://evil.example' });
+      assert.equal(bad.status, 403);
+      const good = await post(initialize('2025-11-25'), { ...user.bearer, origin: ALLOWED_ORIGIN });
+      assert.equal(good.status, 200);
+    });
+
+    it('is stateless: GET and DELETE answer 405, and two gateways serve one client alternately', async () => {
+      const get = await fetch(`${gateways[0]!.url}/mcp`, {
+        headers: { ...user.bearer, accept: 'text/event-stream' },
+      });
+      assert.equal(get.status, 405);
+      const seen = new Set<string>();
+      const client = await connect(user, { alternate: true, onRequest: (url) => seen.add(url) });
+      model.replies.push({ text: 'Hello from two gateways.', toolCalls: [] });
+      const sent = await call(client, 'send_message', { text: 'hi' });
+      const snapshot = await waitForRun(client, idsOf(sent));
+      assert.equal(snapshot.status, 'COMPLETE');
+      assert.equal(seen.size, 2, 'both gateways answered');
+    });
+  });
+
+  describe('turns', () => {
+    it('runs a plain turn: send_message, then wait_for_run with the text growing in progress', async () => {
+      const client = await connect();
+      const answer = 'The quick brown fox jumps over the lazy dog.';
+      const firstHalf = answer.slice(0, Math.ceil(answer.length / 2));
+      model.replies.push({ text: answer, toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const sent = await call(client, 'send_message', { text: 'tell me about foxes' });
+      assert.equal(sent.isError, undefined, JSON.stringify(sent.structuredContent));
+      assert.equal(sent.structuredContent.status, 'queued');
+      const ids = idsOf(sent);
+      const messages: string[] = [];
+      const snapshot = await waitForRun(client, ids, (p) => {
+        if (p.message) messages.push(p.message);
+        // The model holds its second half until the first has reached the client.
+        if (p.message === firstHalf) model.release();
+      });
+      assert.equal(snapshot.status, 'COMPLETE');
+      assert.equal(snapshot.text, answer);
+      assert.deepEqual(messages, [firstHalf, answer]);
+
+      // Operators see where the run came from: its row, and its execution in Temporal.
+      const { rows } = await gateways[0]!.deps.db.pool.query<{ via: string }>(
+        `SELECT via FROM "Run" WHERE id = $1`,
+        [ids.runId],
+      );
+      assert.equal(rows[0]?.via, 'mcp');
+      const execution = await gateways[0]!.deps.temporal.client.workflow
+        .getHandle(agentWorkflowId(ids.chatId))
+        .describe();
+      assert.equal(execution.typedSearchAttributes.get(runViaSearchAttribute), 'mcp');
+      assert.match((await execution.staticSummary()) ?? '', /via MCP/);
+
+      const history = await call(client, 'get_messages', { chatId: ids.chatId });
+      const roles = (history.structuredContent.data as { role: string }[]).map((m) => m.role);
+      assert.deepEqual(roles, ['user', 'assistant']);
+      const chats = await call(client, 'list_chats', { q: 'tell me about foxes' });
+      assert.deepEqual(
+        (chats.structuredContent.data as { id: string }[]).map((c) => c.id),
+        [ids.chatId],
+      );
+    });
+
+    const planReply = (): ModelReply => ({
+      text: 'I will generate a cat.',
+      toolCalls: [{ id: 'call_1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],
+    });
+
+    it('runs a plan-mode turn approved through decide_plan', async () => {
+      const client = await connect();
+      model.replies.push(planReply(), { text: 'Here is your cat.', toolCalls: [] });
+      const sent = await call(client, 'send_message', { text: 'draw a cat', planMode: true });
+      const ids = idsOf(sent);
+      const waiting = await waitForRun(client, ids);
+      assert.equal(waiting.status, 'WAITING');
+      const [waitpoint] = waiting.waitpoints;
+      assert.equal(waitpoint?.plan.summary, 'I will generate a cat.');
+
+      const decided = await call(client, 'decide_plan', {
+        ...ids,
+        waitpointId: waitpoint.id,
+        approved: true,
+        feedback: 'go ahead',
+      });
+      assert.equal(decided.structuredContent.status, 'APPROVED');
+      const done = await waitForRun(client, ids);
+      assert.equal(done.status, 'COMPLETE');
+      assert.deepEqual(
+        done.toolCalls.map((c) => [c.toolName, c.status]),
+        [['ai_image_2', 'SUCCEEDED']],
+      );
+      const again = await call(client, 'decide_plan', { ...ids, waitpointId: waitpoint.id, approved: true });
+      assert.equal(again.isError, true);
+      assert.equal(again.structuredContent.code, 'WAITPOINT_RESOLVED');
+    });
+
+    it('ends a rejected plan CANCELLED', async () => {
+      const client = await connect();
+      model.replies.push(planReply());
+      const sent = await call(client, 'send_message', { text: 'draw a cat', planMode: true });
+      const ids = idsOf(sent);
+      const waiting = await waitForRun(client, ids);
+      const decided = await call(client, 'decide_plan', {
+        ...ids,
+        waitpointId: waiting.waitpoints[0]!.id,
+        approved: false,
+        feedback: 'no cats',
+      });
+      assert.equal(decided.structuredContent.status, 'REJECTED');
+      const done = await waitForRun(client, ids);
+      assert.equal(done.status, 'CANCELLED');
+      assert.deepEqual(done.toolCalls, []);
+    });
+
+    it('refuses a second send while the run is active (RUN_ACTIVE), and cancel_run ends the run', async () => {
+      const client = await connect();
+      model.replies.push({ text: 'a long answer that will be cut', toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const calls = model.calls.length;
+      const sent = await call(client, 'send_message', { text: 'go on' });
+      const ids = idsOf(sent);
+      // Cancelled mid-answer, while the model holds its second half.
+      await waitFor(async () => (model.calls.length > calls ? true : undefined), { what: 'the model call' });
+      const busy = await call(client, 'send_message', { text: 'again', chatId: ids.chatId });
+      assert.equal(busy.isError, true);
+      assert.equal(busy.structuredContent.code, 'RUN_ACTIVE');
+
+      const cancelled = await call(client, 'cancel_run', ids);
+      assert.equal(cancelled.isError, undefined, JSON.stringify(cancelled.structuredContent));
+      const done = await waitForRun(client, ids);
+      assert.equal(done.status, 'CANCELLED');
+      model.release();
+      const twice = await call(client, 'cancel_run', ids);
+      assert.equal(twice.structuredContent.code, 'RUN_NOT_ACTIVE');
+    });
+
+    it("shows another user's chats and runs as if they did not exist", async () => {
+      const mine = await connect();
+      model.replies.push({ text: 'private', toolCalls: [] });
+      const sent = await call(mine, 'send_message', { text: 'secret' });
+      const ids = idsOf(sent);
+      await waitForRun(mine, ids);
+      const stranger = await connect(await createTestUser());
+      for (const [name, args] of [
+        ['get_run', ids],
+        ['wait_for_run', ids],
+        ['cancel_run', ids],
+        ['get_messages', { chatId: ids.chatId }],
+        ['send_message', { chatId: ids.chatId, text: 'hello?' }],
+      ] as const) {
+        const result = await call(stranger, name, args);
+        assert.equal(result.isError, true, name);
+        assert.equal(result.structuredContent.code, 'CHAT_NOT_FOUND', name);
+      }
+      const list = await call(stranger, 'list_chats', {});
+      assert.deepEqual(list.structuredContent.data, []);
+    });
+
+    it('answers bad arguments with INVALID_REQUEST, and an unknown tool with a JSON-RPC error', async () => {
+      const client = await connect();
+      const bad = await call(client, 'get_run', { chatId: 'not-a-uuid', runId: randomUUID(), extra: 1 });
+      assert.equal(bad.isError, true);
+      assert.equal(bad.structuredContent.code, 'INVALID_REQUEST');
+      const paths = (bad.structuredContent.details as { path: string }[]).map((d) => d.path);
+      assert.ok(paths.includes('arguments.chatId'), paths.join());
+      const tooLong = await call(client, 'wait_for_run', {
+        chatId: randomUUID(),
+        runId: randomUUID(),
+        timeoutSeconds: 61,
+      });
+      assert.equal(tooLong.structuredContent.code, 'INVALID_REQUEST');
+      await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool/);
+      const malformed = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 42 } });
+      assert.ok((await message(malformed)).error, 'a malformed request is a JSON-RPC error');
+    });
+  });
+
+  describe('resources', () => {
+    it("lists the chat and run templates and the caller's chats, and reads both", async () => {
+      const client = await connect();
+      const { resourceTemplates } = await client.listResourceTemplates();
+      assert.deepEqual(
+        resourceTemplates.map((t) => t.uriTemplate),
+        ['chat://{chatId}', 'chat://{chatId}/runs/{runId}'],
+      );
+      model.replies.push({ text: 'readable', toolCalls: [] });
+      const ids = idsOf(await call(client, 'send_message', { text: 'resource me' }));
+      await waitForRun(client, ids);
+      const { resources } = await client.listResources();
+      assert.ok(resources.some((r) => r.uri === `chat://${ids.chatId}`));
+
+      const chat = await client.readResource({ uri: `chat://${ids.chatId}` });
+      const body = jsonOf(chat) as {
+        chat: { id: string };
+        messages: unknown[];
+      };
+      assert.equal(body.chat.id, ids.chatId);
+      assert.equal(body.messages.length, 2);
+      const run = await client.readResource({ uri: `chat://${ids.chatId}/runs/${ids.runId}` });
+      assert.equal((jsonOf(run) as Snapshot).text, 'readable');
+
+      const stranger = await connect(await createTestUser());
+      await assert.rejects(stranger.readResource({ uri: `chat://${ids.chatId}` }), /-32002|not found/i);
+      await assert.rejects(client.readResource({ uri: 'chat://nope' }), /Not a resource/);
+    });
+
+    it("notifies a subscriber while the run changes, on the subscription's own open request", async () => {
+      const client = await connect();
+      const updated: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updated.push(n.params.uri);
+        model.release();
+      });
+      model.replies.push({ text: 'one moment please', toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const ids = idsOf(await call(client, 'send_message', { text: 'subscribe' }));
+      const uri = `chat://${ids.chatId}/runs/${ids.runId}`;
+      // Answers once the run has ended; the release above lets it end after the first change.
+      await client.subscribeResource({ uri });
+      assert.ok(updated.length >= 1);
+      assert.ok(updated.every((u) => u === uri));
+      const done = await client.readResource({ uri });
+      assert.equal((jsonOf(done) as Snapshot).status, 'COMPLETE');
+    });
+  });
+
+  describe('media tools', () => {
+    it('crop_image returns the crop as a resource_link and the ToolResult, with progress', async () => {
+      const client = await connect();
+      const url = media.add('quad.png', await quadrantImage(40, 20), 'image/png');
+      const progress: string[] = [];
+      const result = (await client.callTool(
+        { name: 'crop_image', arguments: { image_url: url, x: 0, y: 0, width: 20, height: 10 } },
+        undefined,
+        { onprogress: (p) => progress.push(p.message ?? '') },
+      )) as CallToolResult & { structuredContent: Structured };
+      assert.equal(progress[0], 'crop_image started');
+      assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
+      const output = result.structuredContent.output as { url: string };
+      const link = result.content.find((c) => c.type === 'resource_link');
+      assert.equal(link?.uri, output.url);
+      assert.equal(link?.mimeType, 'image/png');
+      assert.equal(result.structuredContent.creditCost, '1');
+      // Signed file URLs name PUBLIC_BASE_URL; the test's gateway listens elsewhere.
+      const { pathname, search } = new URL(output.url);
+      const file = await fetch(`${gateways[0]!.url}${pathname}${search}`);
+      assert.equal(file.status, 200);
+    });
+
+    it('crop_image answers a bad rectangle with INVALID_RECTANGLE', async () => {
+      const client = await connect();
+      const result = await call(client, 'crop_image', {
+        image_url: media.add('q2.png', await quadrantImage(8, 8)),
+        x: 0,
+      });
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent.code, 'INVALID_RECTANGLE');
+    });
+
+    it('ai_image_2 generates an image', async () => {
+      const client = await connect();
+      const result = await call(client, 'ai_image_2', { prompt: 'a lighthouse' });
+      assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
+      assert.equal(result.structuredContent.toolName, 'ai_image_2');
+      assert.ok(result.content.some((c) => c.type === 'resource_link'));
+    });
+
+    it('merge_videos joins two clips, sending progress while it works', async () => {
+      const client = await connect();
+      const clips = await Promise.all([
+        testVideo({ width: 160, height: 120, fps: 24, seconds: 1, audio: false }),
+        testVideo({ width: 160, height: 120, fps: 24, seconds: 1, audio: false }),
+      ]);
+      const urls = clips.map((clip, i) => media.add(`mcp-clip-${i}.mp4`, clip, 'video/mp4'));
+      const progress: string[] = [];
+      const result = (await client.callTool(
+        { name: 'merge_videos', arguments: { video_urls: urls } },
+        undefined,
+        {
+          onprogress: (p) => progress.push(p.message ?? ''),
+        },
+      )) as CallToolResult & { structuredContent: Structured };
+      assert.equal(progress[0], 'merge_videos started');
+      assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
+      const link = result.content.find((c) => c.type === 'resource_link');
+      assert.equal(link?.mimeType, 'video/mp4');
+    });
+  });
+});

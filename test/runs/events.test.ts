@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { ModelReply } from '../../core/model/types';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { testStack } from '../../testkit/stack';
+import { createTestUser, type TestUser } from '../../testkit/users';
+import { startWorker, type TestWorker } from '../../testkit/worker';
+import { ScriptedModel } from '../support/scripted-model';
+import { readEvents, type SseEvent } from '../support/sse';
+import { waitFor } from '../support/wait';
+
+/**
+ * The live stream of a run: the snapshot, then every change in commit order, resumable with
+ * Last-Event-ID, served by any gateway for a run started through another.
+ */
+describe('the run event stream', function () {
+  this.timeout(90_000);
+  let gatewayA: TestGateway;
+  let gatewayB: TestGateway;
+  let worker: TestWorker;
+  let user: TestUser;
+  const model = new ScriptedModel([]);
+
+  before(async () => {
+    const config = (await testStack()).config({
+      TEMPORAL_TASK_QUEUE: `events-${randomUUID()}`,
+      IMAGE_PROVIDER: 'local-preview',
+      STREAM_HEARTBEAT_INTERVAL: '200ms',
+    });
+    worker = await startWorker({ config, deps: { model } });
+    gatewayA = await startGateway({ config });
+    gatewayB = await startGateway({ config });
+    user = await createTestUser();
+  });
+  after(async () => {
+    await gatewayA.close();
+    await gatewayB.close();
+    await worker.stop();
+  });
+
+  async function send(body: Record<string, unknown>): Promise<{ chatId: string; runId: string }> {
+    const res = await fetch(`${gatewayA.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 202);
+    return (await res.json()) as { chatId: string; runId: string };
+  }
+
+  function open(
+    gateway: TestGateway,
+    turn: { chatId: string; runId: string },
+    headers: Record<string, string> = {},
+    who: TestUser = user,
+  ) {
+    return fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}/events`, {
+      headers: { ...who.bearer, ...headers },
+    });
+  }
+
+  /** The text a client following these events shows, starting from the snapshot's. */
+  function textOf(events: SseEvent[], from = ''): string {
+    let text = from;
+    for (const e of events) {
+      if (e.event === 'snapshot') text = e.data.text as string;
+      if (e.event === 'text.delta')
+        text = e.data.replace ? (e.data.text as string) : text + String(e.data.text);
+    }
+    return text;
+  }
+
+  function assertIncreasing(events: SseEvent[]) {
+    for (let i = 1; i < events.length; i++)
+      assert.ok(events[i]!.id > events[i - 1]!.id, `ids increase: ${events.map((e) => e.id).join(',')}`);
+  }
+
+  it("streams a turn's text as it is written and ends with its terminal status", async () => {
+    const reply = 'The stream carries this answer in pieces.';
+    model.replies.push({ text: reply, toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const turn = await send({ text: 'hello' });
+    const res = await open(gatewayA, turn);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reading = readEvents(res);
+    // The model holds after its first half: release it once that half is written.
+    const { db } = await testStack();
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query<{ text: string }>(`SELECT text FROM "Run" WHERE id = $1`, [
+          turn.runId,
+        ]);
+        return rows[0]?.text || undefined;
+      },
+      { what: 'the first half of the text' },
+    );
+    model.release();
+    const { events, ended } = await reading;
+    assert.ok(ended, 'the server closes the stream');
+    assert.equal(events[0]?.event, 'snapshot');
+    assertIncreasing(events);
+    assert.equal(textOf(events), reply);
+    assert.ok(
+      events.filter((e) => e.event === 'text.delta').length >= 1,
+      'the text arrives as deltas, not only in the snapshot',
+    );
+    const last = events.at(-1);
+    assert.deepEqual([last?.event, last?.data.status], ['status', 'COMPLETE']);
+  });
+
+  it('resumes after a dropped connection on another gateway, losing and repeating nothing, through plan approval and tools', async () => {
+    const plan: ModelReply = {
+      text: 'I will draw a lighthouse.',
+      toolCalls: [{ id: 'call_1', toolName: 'ai_image_2', input: { prompt: 'a lighthouse' } }],
+    };
+    model.replies.push(plan, { text: 'Here is your lighthouse.', toolCalls: [] });
+    const turn = await send({ text: 'draw a lighthouse', planMode: true });
+
+    // On gateway B, for a run sent through A: read up to the plan, then drop the connection.
+    const first = await readEvents(await open(gatewayB, turn), {
+      stopAfter: (e) => e.event === 'waitpoint.opened',
+    });
+    assert.equal(first.ended, false);
+    const opened = first.events.at(-1);
+    assert.equal(opened?.data.status, 'PENDING');
+    const lastSeen = opened!.id;
+
+    const decided = await fetch(
+      `${gatewayA.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}/waitpoints/${String(opened!.data.id)}/complete`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.bearer },
+        body: JSON.stringify({ approved: true }),
+      },
+    );
+    assert.equal(decided.status, 202);
+
+    const resumed = await readEvents(await open(gatewayB, turn, { 'last-event-id': String(lastSeen) }));
+    assert.ok(resumed.ended);
+    assert.ok(
+      resumed.events.every((e) => e.event !== 'snapshot'),
+      'a resume sends no snapshot',
+    );
+    assert.ok(resumed.events[0]!.id > lastSeen);
+
+    // The whole history, from the start, is exactly what the two connections saw together.
+    const whole = await readEvents(await open(gatewayA, turn, { 'last-event-id': '0' }));
+    const seen = [...first.events.filter((e) => e.event !== 'snapshot'), ...resumed.events];
+    const fromSnapshot = whole.events.filter((e) => e.id > first.events[0]!.id);
+    assert.deepEqual(
+      [...first.events.slice(1), ...resumed.events].map((e) => e.id),
+      fromSnapshot.map((e) => e.id),
+    );
+    assert.deepEqual(seen, fromSnapshot);
+    assertIncreasing(whole.events);
+    assert.deepEqual(
+      whole.events.map((e) => e.event).filter((e) => e !== 'text.delta'),
+      [
+        'status',
+        'status',
+        'waitpoint.opened',
+        'waitpoint.resolved',
+        'status',
+        'tool.started',
+        'tool.finished',
+        'status',
+      ],
+    );
+    assert.deepEqual(
+      whole.events.filter((e) => e.event === 'status').map((e) => e.data.status),
+      ['RUNNING', 'WAITING', 'RUNNING', 'COMPLETE'],
+    );
+    const finished = whole.events.find((e) => e.event === 'tool.finished');
+    assert.equal(finished?.data.status, 'SUCCEEDED');
+    assert.equal(textOf(whole.events), 'I will draw a lighthouse.\n\nHere is your lighthouse.');
+
+    // A stream opened after the end is the final snapshot alone.
+    const after = await readEvents(await open(gatewayB, turn));
+    assert.deepEqual(
+      after.events.map((e) => [e.event, e.data.status]),
+      [['snapshot', 'COMPLETE']],
+    );
+  });
+
+  it('keeps an idle stream open with : ping comments', async () => {
+    model.replies.push({ text: 'Held.', toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const turn = await send({ text: 'wait a little' });
+    const stop = new AbortController();
+    const res = await fetch(`${gatewayA.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}/events`, {
+      headers: user.bearer,
+      signal: stop.signal,
+    });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/^: ping$/gm) ?? []).length < 2) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream stays open while the run is live');
+      text += value;
+    }
+    stop.abort();
+    model.release();
+    assert.match(text, /^event: snapshot$/m);
+  });
+
+  it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
+    model.replies.push({ text: 'mine', toolCalls: [] });
+    const turn = await send({ text: 'private' });
+    const other = await createTestUser();
+    const res = await open(gatewayA, turn, {}, other);
+    assert.equal(res.status, 404);
+    assert.equal(((await res.json()) as { code: string }).code, 'CHAT_NOT_FOUND');
+    const resumed = await open(gatewayA, turn, { 'last-event-id': '1' }, other);
+    assert.equal(resumed.status, 404);
+    const missing = await open(gatewayA, { chatId: turn.chatId, runId: randomUUID() });
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { code: string }).code, 'RUN_NOT_FOUND');
+    const bad = await open(gatewayA, turn, { 'last-event-id': 'abc' });
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { code: string }).code, 'INVALID_REQUEST');
+  });
+});
