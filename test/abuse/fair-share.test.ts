@@ -103,6 +103,12 @@ describe('fair share of the worker', function () {
       assert.ok(Number(res.headers.get('retry-after')) > 0, 'Retry-After is set');
     }
     assert.equal(await activeRuns(greedy), CAP, 'a refused send wrote no run');
+    const chats = await (
+      await testStack()
+    ).db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM "Chat" WHERE "userId" = $1', [
+      greedy.userId,
+    ]);
+    assert.equal(chats.rows[0]?.n, CAP, 'a refused send into a new chat left no empty chat');
     await waitFor(async () => (model.held === CAP ? true : undefined), { what: 'the greedy runs held' });
 
     // The normal user's turn runs to its end while every greedy run is still held on the worker.
@@ -124,10 +130,7 @@ describe('fair share of the worker', function () {
         what: 'a greedy run to complete',
       });
     }
-    const { rows } = await (
-      await testStack()
-    ).db.pool.query<{ activeRuns: number }>('SELECT "activeRuns" FROM "User" WHERE id = $1', [greedy.userId]);
-    assert.equal(rows[0]?.activeRuns, 0);
+    assert.equal(await activeRuns(greedy), 0);
     assert.equal((await send(greedy, 'again')).status, 202);
   });
 });

@@ -15,6 +15,7 @@ import { testStack } from '../../testkit/stack';
 const SQL_ONLY_INDEXES = new Map([
   ['Run_one_active_per_chat', `UNIQUE (chatId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
   ['WebhookDelivery_pending_updatedAt_idx', `INDEX (updatedAt) WHERE status IN ('PENDING')`],
+  ['Run_userId_active_idx', `INDEX (userId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
 ]);
 
 interface DmmfField {
