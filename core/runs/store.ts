@@ -1,5 +1,4 @@
 import type { Pool } from 'pg';
-import { withTransaction } from '../db/client';
 import type { ModelReply } from '../model/types';
 import type { ContentBlock, Plan } from '../schemas/runs';
 import {
@@ -711,26 +710,17 @@ export async function insertTurn(
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
   // last-message fields already set and only an existing chat is updated; the foreign keys are
   // checked at the end of the statement, when every row is in place.
-  //
-  // The cap is counted from the user's unfinished runs (Run_userId_active_idx) under a lock only
-  // this user's admissions take, so racing sends cannot both take the last place; the statement
-  // after the lock has a snapshot that sees every admission committed before it. A run's ending
-  // frees its place by its status alone. A turn not admitted is rolled back whole: a refused send
-  // into a new chat leaves no empty chat behind.
-  type Outcome = { admitted: number; chats: number; busy: boolean };
-  let row: Outcome | undefined;
-  try {
-    row = await withTransaction(pool, async (client) => {
-      await client.query({
-        name: 'admit-turn-lock',
-        text: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2))',
-        values: [ADMISSION_LOCK_SPACE, turn.userId],
-      });
-      const { rows } = await client.query<Outcome>({
-        name: 'admit-turn',
-        text: `WITH new_chat AS (
+  const { rows } = await pool.query<{ admitted: number; chats: number; busy: boolean }>({
+    name: 'admit-turn',
+    text: `WITH slot AS (
+         -- Under a lock only this user's admissions take, held to this statement's commit, and
+         -- counted on a snapshot taken after it (see the function's migration): racing sends
+         -- cannot both take the last place. A run's ending frees its place by its status alone.
+         SELECT 1 WHERE user_run_place_free($3, $12)
+       ), new_chat AS (
+         -- Only with a place: a send refused at the cap leaves no empty chat behind.
          INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
-         SELECT $2, $3, $4, now(), $5, now(), now() WHERE $4::text IS NOT NULL
+         SELECT $2, $3, $4, now(), $5, now(), now() FROM slot WHERE $4::text IS NOT NULL
          RETURNING id
        ), existing AS (
          -- Locked, so a delete of the chat is ordered against this send: either the delete comes
@@ -741,9 +731,6 @@ export async function insertTurn(
          SELECT id FROM new_chat
          UNION ALL
          SELECT id FROM existing
-       ), slot AS (
-         SELECT 1 WHERE (SELECT count(*) FROM "Run"
-                          WHERE "userId" = $3 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) < $12
        ), run AS (
          INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, "updatedAt")
          SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, now() FROM chat, slot
@@ -767,43 +754,28 @@ export async function insertTurn(
        )
        SELECT (SELECT count(*) FROM run)::int AS admitted, (SELECT count(*) FROM chat)::int AS chats,
               EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy`,
-        values: [
-          turn.runId,
-          turn.chatId,
-          turn.userId,
-          turn.newChatTitle,
-          turn.messageId,
-          turn.assistantMessageId,
-          turn.planMode,
-          turn.traceId,
-          JSON.stringify(turn.contentBlocks),
-          turn.attachmentIds,
-          JSON.stringify(turn.uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
-          turn.maxActiveRuns,
-          turn.via,
-        ],
-      });
-      if (!rows[0]?.admitted) throw new NotAdmitted(rows[0]);
-      return rows[0];
-    });
-  } catch (err) {
-    if (!(err instanceof NotAdmitted)) throw err;
-    row = err.outcome as Outcome | undefined;
-  }
+    values: [
+      turn.runId,
+      turn.chatId,
+      turn.userId,
+      turn.newChatTitle,
+      turn.messageId,
+      turn.assistantMessageId,
+      turn.planMode,
+      turn.traceId,
+      JSON.stringify(turn.contentBlocks),
+      turn.attachmentIds,
+      JSON.stringify(turn.uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
+      turn.maxActiveRuns,
+      turn.via,
+    ],
+  });
+  const row = rows[0];
   if (row?.admitted) return 'admitted';
-  if (!row?.chats) return 'no-chat';
-  return row.busy ? 'chat-busy' : 'at-cap';
+  // A new chat is only inserted with a place, so its absence here means the cap.
+  if (!row?.chats && turn.newChatTitle === null) return 'no-chat';
+  return row?.busy ? 'chat-busy' : 'at-cap';
 }
-
-/** Carries a refused admission's answer out of its transaction, rolling the transaction back. */
-class NotAdmitted extends Error {
-  constructor(readonly outcome: unknown) {
-    super('not admitted');
-  }
-}
-
-/** The first key of the advisory locks admissions take per user (the second is the user's). */
-const ADMISSION_LOCK_SPACE = 20_261_123;
 
 /** The user's attachments among these ids. */
 export async function selectOwnAttachments(
