@@ -1,3 +1,4 @@
+import type { OAuthScope } from '../core/auth/scopes';
 import type { Config } from '../core/config/config';
 import type { Database } from '../core/db/client';
 import type { Logger } from '../core/logging/logger';
@@ -25,6 +26,8 @@ export interface Caller {
   apiKeyId?: string;
   /** Set when the caller came with an OAuth access token (MCP clients that sign in). */
   oauthGrantId?: string;
+  /** What that access token allows (see requireScopes); unset for API keys and sessions: everything. */
+  scopes?: readonly OAuthScope[];
   /** Set when the caller came with the signed-in session (management routes, the console). */
   sessionId?: string;
   /** The transport, for the records operators read (the run's summary in Temporal, logs). */

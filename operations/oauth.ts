@@ -6,7 +6,8 @@ import {
   OAUTH_CODE_PREFIX,
   OAUTH_REFRESH_PREFIX,
 } from '../core/auth/tokens';
-import { NotFoundError, UnauthorizedError } from '../core/errors/app-error';
+import { isOAuthScope, OAUTH_SCOPES, type OAuthScope } from '../core/auth/scopes';
+import { AppError, NotFoundError, UnauthorizedError } from '../core/errors/app-error';
 import {
   checkAccessToken,
   exchangeCode,
@@ -32,6 +33,8 @@ export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
   codeChallenge: string;
+  /** What the user is asked to allow, and allows. */
+  scopes: OAuthScope[];
   state?: string;
   resource?: string;
 }
@@ -41,6 +44,48 @@ export interface IssuedTokens {
   token_type: 'Bearer';
   expires_in: number;
   refresh_token: string;
+  /** RFC 6749 5.1: the access token's scopes, space-separated. */
+  scope: string;
+}
+
+/** Why a token request was refused, in RFC 6749's terms (the transport maps them to its errors). */
+export type TokenRefusal = 'invalid_grant' | 'invalid_scope';
+
+/**
+ * 403 for a caller whose OAuth token lacks a scope the request needs (RFC 6750 3.1
+ * `insufficient_scope`). `scopes` is what to ask the user for: the token's own scopes and the
+ * missing ones, so that a client authorizing again does not lose what it had (the MCP
+ * authorization spec's advice).
+ */
+export class InsufficientScopeError extends AppError {
+  constructor(
+    missing: readonly OAuthScope[],
+    readonly scopes: readonly OAuthScope[],
+  ) {
+    super('FORBIDDEN', `This access token lacks the scope this request needs: ${missing.join(' ')}.`);
+  }
+}
+
+/** Throws InsufficientScopeError unless the caller has every one of `needed` (unscoped callers do). */
+export function requireScopes(caller: Caller, needed: Iterable<OAuthScope>): void {
+  if (!caller.scopes) return;
+  const held = caller.scopes;
+  const missing = [...new Set(needed)].filter((scope) => !held.includes(scope));
+  if (missing.length > 0)
+    throw new InsufficientScopeError(
+      missing,
+      OAUTH_SCOPES.filter((scope) => held.includes(scope) || missing.includes(scope)),
+    );
+}
+
+/**
+ * The scopes an authorization request asks for: every scope when it names none (the default RFC
+ * 6749 3.3 lets the server choose), undefined when it names one we do not have.
+ */
+export function requestedScopes(scopes: readonly string[]): OAuthScope[] | undefined {
+  const named = scopes.filter(Boolean);
+  if (named.length === 0) return [...OAUTH_SCOPES];
+  return named.every(isOAuthScope) ? [...new Set(named)] : undefined;
 }
 
 export interface OAuthGrantDto {
@@ -76,11 +121,12 @@ export function createOAuthOperations(deps: OperationDeps) {
     return limiter;
   };
 
-  const tokens = (access: string, refresh: string): IssuedTokens => ({
+  const tokens = (access: string, refresh: string, scopes: readonly string[]): IssuedTokens => ({
     access_token: access,
     token_type: 'Bearer',
     expires_in: accessTtlSeconds,
     refresh_token: refresh,
+    scope: scopes.join(' '),
   });
 
   return {
@@ -130,6 +176,7 @@ export function createOAuthOperations(deps: OperationDeps) {
         codeChallenge: request.codeChallenge,
         redirectUri: request.redirectUri,
         resource: request.resource ?? null,
+        scopes: request.scopes,
         ttlSeconds: CODE_TTL_SECONDS,
       });
       return code;
@@ -150,22 +197,38 @@ export function createOAuthOperations(deps: OperationDeps) {
         refreshTokenHash: hashToken(refresh),
         refreshTtlSeconds,
       });
-      return used ? tokens(access, refresh) : undefined;
+      return used ? tokens(access, refresh, used.scopes) : undefined;
     },
 
-    /** New access and refresh tokens; the refresh token presented stops working. */
-    async refresh(clientId: string, refreshToken: string): Promise<IssuedTokens | undefined> {
+    /**
+     * New access and refresh tokens; the refresh token presented stops working, and presenting it
+     * again revokes the whole grant (see rotateGrant). `scopes` narrows the new access token to
+     * some of the granted scopes (RFC 6749 6); none keeps them all.
+     */
+    async refresh(
+      clientId: string,
+      refreshToken: string,
+      scopes?: readonly string[],
+    ): Promise<IssuedTokens | TokenRefusal> {
+      const asked = scopes?.filter(Boolean);
       const access = newOAuthToken(OAUTH_ACCESS_PREFIX);
       const refresh = newOAuthToken(OAUTH_REFRESH_PREFIX);
-      const rotated = await rotateGrant(db.pool, {
+      const rotation = await rotateGrant(db.pool, {
         refreshTokenHash: hashToken(refreshToken),
         clientId,
         accessTokenHash: hashToken(access),
         accessTtlSeconds,
         newRefreshTokenHash: hashToken(refresh),
         refreshTtlSeconds,
+        scopes: asked?.length ? [...new Set(asked)] : null,
       });
-      return rotated ? tokens(access, refresh) : undefined;
+      if (rotation.outcome === 'rotated') return tokens(access, refresh, rotation.accessScopes);
+      if (rotation.outcome === 'reused')
+        deps.logger.warn(
+          { clientId },
+          'a spent OAuth refresh token was presented again; its grant is revoked',
+        );
+      return rotation.outcome === 'scope-too-wide' ? 'invalid_scope' : 'invalid_grant';
     },
 
     /**
@@ -183,7 +246,12 @@ export function createOAuthOperations(deps: OperationDeps) {
       if (!grant) throw new UnauthorizedError('The access token is invalid, expired or revoked.');
       for (const limit of limits) await consumeOrThrow(limiterOf(limit), grant.id, limit.message);
       return {
-        caller: { userId: grant.userId, oauthGrantId: grant.id, via },
+        caller: {
+          userId: grant.userId,
+          oauthGrantId: grant.id,
+          scopes: grant.accessScopes.filter(isOAuthScope),
+          via,
+        },
         expiresAt: grant.accessExpiresAt,
       };
     },

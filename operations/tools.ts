@@ -72,6 +72,7 @@ export function createToolsOperations(deps: OperationDeps) {
       toolName: name,
       input,
       userId: caller.userId,
+      via: caller.via,
     });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {

@@ -108,8 +108,9 @@ export function startToolCall(
     typedSearchAttributes: [
       { key: toolNameSearchAttribute, value: input.toolName },
       { key: userIdSearchAttribute, value: input.userId },
+      ...(input.via ? [{ key: runViaSearchAttribute, value: input.via }] : []),
     ],
-    staticSummary: `${input.toolName} (${input.toolCallId})`,
+    staticSummary: `${input.toolName} (${input.toolCallId})${input.via ? ` via ${input.via.toUpperCase()}` : ''}`,
   });
 }
 

@@ -11,7 +11,7 @@ export const runStatusSearchAttribute = defineSearchAttributeKey(
   'AgentRunStatus',
   SearchAttributeType.KEYWORD,
 );
-/** The route that admitted the run: `rest`, `mcp` or `console`. */
+/** The route that admitted the run, or a direct tool call: `rest`, `mcp` or `console`. */
 export const runViaSearchAttribute = defineSearchAttributeKey('AgentRunVia', SearchAttributeType.KEYWORD);
 export const webhookEventSearchAttribute = defineSearchAttributeKey(
   'WebhookEvent',

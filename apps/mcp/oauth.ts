@@ -1,14 +1,19 @@
-import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  InvalidGrantError,
+  InvalidScopeError,
+  InvalidTokenError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { parse as parseCookie } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
+import { OAUTH_SCOPES, SCOPE_DESCRIPTIONS } from '../../core/auth/scopes';
 import { sessionCookieName } from '../../core/auth/tokens';
 import { sessionCookie } from '../gateway/routes/identity';
 import { AppError } from '../../core/errors/app-error';
 import type { Caller, Operations } from '../../operations';
-import type { AuthorizationRequest } from '../../operations/oauth';
+import { requestedScopes, type AuthorizationRequest } from '../../operations/oauth';
 import { assertSameOrigin } from '../gateway/middleware/auth';
 
 const FORM_LIMIT = '16kb';
@@ -65,6 +70,8 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
 
     async authorize(client, params, res) {
       const req = res.req;
+      const scopes = requestedScopes(params.scopes ?? []);
+      if (!scopes) throw new InvalidScopeError(`Scopes offered: ${OAUTH_SCOPES.join(' ')}.`);
       const caller = await sessionCaller(ops, req);
       if (!caller) {
         page(
@@ -83,6 +90,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
         clientId: client.client_id,
         redirectUri: params.redirectUri,
         codeChallenge: params.codeChallenge,
+        scopes,
         ...(params.state !== undefined ? { state: params.state } : {}),
         ...(params.resource ? { resource: params.resource.href } : {}),
       };
@@ -90,8 +98,9 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
         res,
         'Allow access',
         `<h1>Allow ${escapeHtml(client.client_name ?? client.client_id)} to use your account?</h1>` +
-          `<p>It will be able to read and send in your chats, and run media tools with your credits. ` +
-          `It will come back to ${escapeHtml(new URL(params.redirectUri).origin)}.</p>` +
+          `<p>It will be able to:</p><ul>` +
+          scopes.map((scope) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[scope])} (${scope})</li>`).join('') +
+          `</ul><p>It will come back to ${escapeHtml(new URL(params.redirectUri).origin)}.</p>` +
           `<form method="post" action="/oauth/consent">` +
           `<input type="hidden" name="request" value="${escapeHtml(ops.oauth.signConsent(caller.userId, request))}">` +
           `<button type="submit" name="decision" value="allow">Allow</button> ` +
@@ -116,9 +125,12 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
       return tokens;
     },
 
-    async exchangeRefreshToken(client, refreshToken) {
-      const tokens = await ops.oauth.refresh(client.client_id, refreshToken);
-      if (!tokens) throw new InvalidGrantError('The refresh token is invalid, spent, expired or revoked.');
+    async exchangeRefreshToken(client, refreshToken, scopes) {
+      const tokens = await ops.oauth.refresh(client.client_id, refreshToken, scopes);
+      if (tokens === 'invalid_scope')
+        throw new InvalidScopeError('A refresh may only ask for scopes the grant has.');
+      if (tokens === 'invalid_grant')
+        throw new InvalidGrantError('The refresh token is invalid, spent, expired or revoked.');
       return tokens;
     },
 
@@ -128,7 +140,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
         return {
           token,
           clientId: caller.oauthGrantId ?? '',
-          scopes: [],
+          scopes: [...(caller.scopes ?? [])],
           expiresAt: Math.floor(expiresAt.getTime() / 1000),
         };
       } catch {
@@ -147,6 +159,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
       issuerUrl: options.issuer,
       resourceServerUrl: options.resource,
       resourceName: 'Agent Chat Service (MCP)',
+      scopesSupported: [...OAUTH_SCOPES],
     }),
   );
 

@@ -1,14 +1,17 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express, { type RequestHandler, type Router } from 'express';
 import { publicBaseUrl, type Config } from '../../core/config/config';
+import { OAUTH_SCOPES } from '../../core/auth/scopes';
 import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
 import type { KeyLimit } from '../../operations/limits';
 import type { Operations } from '../../operations';
+import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
 import { currentAuth, setAuth } from '../gateway/http/auth-context';
 import { bearerCaller } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
+import { scopesNeeded } from './scopes';
 
 export const MCP_PATH = '/mcp';
 const BEARER = /^Bearer (\S+)$/;
@@ -50,6 +53,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
       ...(oauth ? { authorization_servers: [issuer.href] } : {}),
       resource_name: 'Agent Chat Service (MCP)',
       bearer_methods_supported: ['header'],
+      scopes_supported: OAUTH_SCOPES,
     });
   };
   router.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}${MCP_PATH}`], metadata);
@@ -63,22 +67,33 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
     next();
   };
 
-  /** The API key, as on /api/v1; a missing or bad one points the client at the resource metadata. */
+  const challenge = (scopes: readonly string[], error?: string) =>
+    `Bearer resource_metadata="${resourceMetadataUrl}", scope="${scopes.join(' ')}"` +
+    (error ? `, error="${error}"` : '');
+
+  /**
+   * The API key, as on /api/v1, or an OAuth access token, which must also carry the scopes the
+   * request's messages need. A missing or bad credential points the client at the resource
+   * metadata (401); a token short of a scope is told which (403 insufficient_scope, RFC 6750 3.1),
+   * so the client can ask the user for it.
+   */
   const authenticate: RequestHandler = async (req, res, next) => {
     const limits: KeyLimit[] = sendsIn(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
     try {
       const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
-      setAuth(
-        req,
-        token?.startsWith(OAUTH_ACCESS_PREFIX)
-          ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
-          : await bearerCaller(ops, req, res, limits, 'mcp'),
-      );
+      const caller = token?.startsWith(OAUTH_ACCESS_PREFIX)
+        ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
+        : await bearerCaller(ops, req, res, limits, 'mcp');
+      requireScopes(caller, scopesNeeded(req.body));
+      setAuth(req, caller);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'UNAUTHORIZED') {
-        const invalid = req.headers.authorization ? ', error="invalid_token"' : '';
-        res.setHeader('www-authenticate', `Bearer resource_metadata="${resourceMetadataUrl}"${invalid}`);
-      }
+      if (err instanceof AppError && err.code === 'UNAUTHORIZED')
+        res.setHeader(
+          'www-authenticate',
+          challenge(OAUTH_SCOPES, req.headers.authorization ? 'invalid_token' : undefined),
+        );
+      if (err instanceof InsufficientScopeError)
+        res.setHeader('www-authenticate', challenge(err.scopes, 'insufficient_scope'));
       throw err;
     }
     next();

@@ -69,9 +69,16 @@ export function createMcpServer(ctx: {
       });
     };
     try {
-      const input = parseArguments(tool, args ?? {});
+      const { input, idempotencyKey } = parseArguments(tool, args ?? {});
       const { result, content } = await tool.run(
-        { ops: ctx.ops, caller: ctx.caller, config: ctx.config, progress, signal: extra.signal },
+        {
+          ops: ctx.ops,
+          caller: ctx.caller,
+          config: ctx.config,
+          progress,
+          signal: extra.signal,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+        },
         input,
       );
       return {

@@ -1,9 +1,11 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { OAuthScope } from '../../core/auth/scopes';
 import type { Config } from '../../core/config/config';
 import { ValidationError } from '../../core/errors/app-error';
 import { chatListQuerySchema, chatListSchema, messageListSchema } from '../../core/schemas/chats';
 import { toolResultSchema, type ToolResult } from '../../core/schemas/events';
+import { idempotencyKeySchema } from '../../core/schemas/idempotency';
 import {
   decidePlanInputSchema,
   getMessagesInputSchema,
@@ -31,6 +33,8 @@ export interface ToolContext {
   progress(message: string): Promise<void>;
   /** Aborted when the client cancels the request or goes away. */
   signal: AbortSignal;
+  /** The call's `idempotencyKey` argument, for a tool that takes one. */
+  idempotencyKey?: string;
 }
 
 type ContentBlock = CallToolResult['content'][number];
@@ -42,6 +46,13 @@ interface McpTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodTy
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** What an OAuth access token needs to call it: `read` for reading, `write` for all else. */
+  scope: OAuthScope;
+  /**
+   * Takes an optional `idempotencyKey` argument: a retry with the same key gets the first call's
+   * answer and does nothing again (the operation's Idempotency-Key, as on REST).
+   */
+  idempotent?: true;
   /**
    * Validates the arguments. The media tools leave it to their operation, whose one parser also
    * tells a bad crop rectangle (INVALID_RECTANGLE) from any other bad input.
@@ -79,10 +90,14 @@ function mediaTool(name: ToolName) {
     description:
       `${TOOLS[name].description} Blocks until the result is ready (up to 5 minutes), sending progress ` +
       'notifications meanwhile, and charges credits as the REST route does. Returns the result file as a ' +
-      'resource_link, and in structuredContent the ToolResult: output.url, assets, creditCost.',
+      'resource_link (an image also inline when it is small), and in structuredContent the ToolResult: ' +
+      'output.url, assets, creditCost. Give an idempotencyKey to retry safely: a retry with the same key ' +
+      'gets the first result and is not charged again.',
     input: TOOLS[name].input,
     output: toolResultSchema,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    scope: 'write',
+    idempotent: true,
     validate: false,
     async run(ctx, input) {
       const started = Date.now();
@@ -93,11 +108,12 @@ function mediaTool(name: ToolName) {
       }, TOOL_PROGRESS_MS);
       let result: ToolResult;
       try {
-        result = (await ctx.ops.tools.callTool(ctx.caller, { name, input })).value;
+        result = (await ctx.ops.tools.callTool(ctx.caller, { name, input }, ctx.idempotencyKey)).value;
       } finally {
         clearInterval(ticker);
       }
       const asset = result.assets[0];
+      const image = await ctx.ops.files.inlineImage(result.output.url, ctx.config.MCP_INLINE_IMAGE_MAX_BYTES);
       return {
         result,
         content: [
@@ -107,6 +123,7 @@ function mediaTool(name: ToolName) {
             name: asset?.filename ?? `${name} result`,
             ...(asset ? { mimeType: asset.mimeType } : {}),
           },
+          ...(image ? [{ type: 'image' as const, ...image }] : []),
         ],
       };
     },
@@ -121,20 +138,27 @@ export const MCP_TOOLS: Record<string, McpTool> = {
       'Sends a user message to the agent and queues a run that answers it. Leave chatId out to start a new ' +
       'chat; give it to continue one. planMode: true makes the agent propose a plan and wait for decide_plan ' +
       'before it uses any tool. A chat runs one turn at a time: while its run is active this fails with ' +
-      'RUN_ACTIVE. Returns chatId and runId at once (status "queued"); follow the run with wait_for_run.',
+      'RUN_ACTIVE. Returns chatId and runId at once (status "queued"); follow the run with wait_for_run. ' +
+      'Give an idempotencyKey to retry safely: a retry with the same key gets the first answer and sends nothing.',
     input: completionBodySchema,
     output: queuedTurnSchema,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    scope: 'write',
+    idempotent: true,
     run: async (ctx, input) => ({
       result: (
-        await ctx.ops.runs.sendTurn(ctx.caller, {
-          text: input.text,
-          chatId: input.chatId,
-          imageUrls: input.image_urls,
-          attachmentIds: input.attachmentIds,
-          planMode: input.planMode,
-          files: [],
-        })
+        await ctx.ops.runs.sendTurn(
+          ctx.caller,
+          {
+            text: input.text,
+            chatId: input.chatId,
+            imageUrls: input.image_urls,
+            attachmentIds: input.attachmentIds,
+            planMode: input.planMode,
+            files: [],
+          },
+          ctx.idempotencyKey,
+        )
       ).value,
     }),
   }),
@@ -147,6 +171,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: runIdsInputSchema,
     output: runSnapshotSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
     run: async (ctx, input) => ({ result: await ctx.ops.runs.getRun(ctx.caller, input) }),
   }),
 
@@ -160,6 +185,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: waitForRunInputSchema,
     output: runSnapshotSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
     async run(ctx, { timeoutSeconds, ...ids }) {
       const deadline = Date.now() + Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX);
       let told = '';
@@ -184,6 +210,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: chatListQuerySchema,
     output: chatListSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
     run: async (ctx, input) => ({ result: await ctx.ops.chats.listChats(ctx.caller, input) }),
   }),
 
@@ -195,6 +222,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: getMessagesInputSchema,
     output: messageListSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
     run: async (ctx, { chatId, ...query }) => ({
       result: await ctx.ops.chats.listMessages(ctx.caller, chatId, query),
     }),
@@ -209,6 +237,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: decidePlanInputSchema,
     output: waitpointSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    scope: 'write',
     run: async (ctx, { approved, feedback, ...ids }) => ({
       result: await ctx.ops.runs.decidePlan(ctx.caller, ids, { approved, feedback }),
     }),
@@ -222,6 +251,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     input: runIdsInputSchema,
     output: runSnapshotSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    scope: 'write',
     run: async (ctx, input) => ({ result: await ctx.ops.runs.cancelRun(ctx.caller, input) }),
   }),
 
@@ -238,12 +268,28 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return rest;
 }
 
+const IDEMPOTENCY_KEY = 'idempotencyKey';
+const idempotencyKeyArgument = idempotencyKeySchema.describe(
+  "Makes a retry safe: a call with a key already used by you within 24 hours gets that call's answer, " +
+    'and nothing is sent, run or charged again. 1–255 visible ASCII characters, e.g. a UUID.',
+);
+
+/** The tool's input schema, with the optional idempotencyKey argument of a tool that takes one. */
+function inputSchema(tool: McpTool): Tool['inputSchema'] {
+  const schema = jsonSchema(tool.input, 'input') as Tool['inputSchema'];
+  if (!tool.idempotent) return schema;
+  return {
+    ...schema,
+    properties: { ...schema.properties, [IDEMPOTENCY_KEY]: jsonSchema(idempotencyKeyArgument, 'input') },
+  };
+}
+
 /** tools/list: the same for every caller, built once. */
 export const TOOL_LIST: Tool[] = Object.entries(MCP_TOOLS).map(([name, tool]) => ({
   name,
   title: tool.title,
   description: tool.description,
-  inputSchema: jsonSchema(tool.input, 'input') as Tool['inputSchema'],
+  inputSchema: inputSchema(tool),
   // A failed call's structuredContent is the error envelope, so the schema admits both.
   outputSchema: {
     type: 'object',
@@ -252,15 +298,31 @@ export const TOOL_LIST: Tool[] = Object.entries(MCP_TOOLS).map(([name, tool]) =>
   annotations: { title: tool.title, ...tool.annotations },
 }));
 
-/** The arguments as the tool's schema reads them; every problem is listed, as REST lists them. */
-export function parseArguments(tool: McpTool, args: unknown): unknown {
-  if (tool.validate === false) return args;
-  const result = tool.input.safeParse(args);
-  if (result.success) return result.data;
-  throw new ValidationError(
-    result.error.issues.map((issue) => ({
-      path: ['arguments', ...issue.path.map(String)].join('.'),
-      message: issue.message,
-    })),
-  );
+const toDetails = (issues: z.core.$ZodIssue[], prefix: string[] = []) =>
+  issues.map((issue) => ({
+    path: ['arguments', ...prefix, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+
+/**
+ * The arguments as the tool's schema reads them, and the idempotency key apart; every problem is
+ * listed, as REST lists them.
+ */
+export function parseArguments(
+  tool: McpTool,
+  args: Record<string, unknown>,
+): { input: unknown; idempotencyKey?: string } {
+  const { [IDEMPOTENCY_KEY]: rawKey, ...rest } = args;
+  const toolArgs = tool.idempotent ? rest : args;
+  let idempotencyKey: string | undefined;
+  if (tool.idempotent && rawKey !== undefined) {
+    const key = idempotencyKeySchema.safeParse(rawKey);
+    if (!key.success) throw new ValidationError(toDetails(key.error.issues, [IDEMPOTENCY_KEY]));
+    idempotencyKey = key.data;
+  }
+  const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
+  if (tool.validate === false) return { input: toolArgs, ...keyed };
+  const result = tool.input.safeParse(toolArgs);
+  if (result.success) return { input: result.data, ...keyed };
+  throw new ValidationError(toDetails(result.error.issues));
 }

@@ -103,6 +103,12 @@ export const configSchema = z
      * timeout (60 s in the SDKs).
      */
     MCP_WAIT_MAX: duration('55s'),
+    /**
+     * The largest image crop_image and ai_image_2 return inline over MCP (base64 `image` content,
+     * a third larger in the answer) besides its link: a model sees it without fetching a URL, and
+     * a client's message stays well under the few megabytes assistants accept.
+     */
+    MCP_INLINE_IMAGE_MAX_BYTES: positiveInt(1024 * 1024),
     /** Lifetimes of the OAuth tokens MCP clients get: short access, rotating refresh. */
     OAUTH_ACCESS_TOKEN_TTL: duration('1h'),
     OAUTH_REFRESH_TOKEN_TTL: duration('30d'),

@@ -26,6 +26,7 @@ export interface CodeRow {
   codeChallenge: string;
   redirectUri: string;
   resource: string | null;
+  scopes: string[];
 }
 
 export async function insertCode(
@@ -33,8 +34,8 @@ export async function insertCode(
   code: CodeRow & { codeHash: string; ttlSeconds: number },
 ): Promise<void> {
   await pool.query(
-    `INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, "expiresAt")
-     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+    `INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "expiresAt")
+     VALUES ($1, $2, $3, $4, $5, $6, $8, now() + make_interval(secs => $7))`,
     [
       code.codeHash,
       code.clientId,
@@ -43,6 +44,7 @@ export async function insertCode(
       code.redirectUri,
       code.resource,
       code.ttlSeconds,
+      code.scopes,
     ],
   );
 }
@@ -54,7 +56,7 @@ export async function selectCode(
   clientId: string,
 ): Promise<CodeRow | undefined> {
   const { rows } = await pool.query<CodeRow>(
-    `SELECT "clientId", "userId", "codeChallenge", "redirectUri", resource FROM "OAuthCode"
+    `SELECT "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes FROM "OAuthCode"
       WHERE "codeHash" = $1 AND "clientId" = $2 AND "expiresAt" > now()`,
     [codeHash, clientId],
   );
@@ -77,12 +79,12 @@ export async function exchangeCode(
   const { rows } = await pool.query<CodeRow>(
     `WITH used AS (
        DELETE FROM "OAuthCode" WHERE "codeHash" = $1 AND "clientId" = $2 AND "expiresAt" > now()
-       RETURNING "clientId", "userId", "codeChallenge", "redirectUri", resource
+       RETURNING "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes
      ), granted AS (
        INSERT INTO "OAuthGrant" (id, "userId", "clientId", "clientName", "accessTokenHash", "accessExpiresAt",
-                                 "refreshTokenHash", "refreshExpiresAt")
+                                 "refreshTokenHash", "refreshExpiresAt", scopes, "accessScopes")
        SELECT $3, used."userId", used."clientId", COALESCE(c.metadata->>'client_name', used."clientId"),
-              $4, now() + make_interval(secs => $5), $6, now() + make_interval(secs => $7)
+              $4, now() + make_interval(secs => $5), $6, now() + make_interval(secs => $7), used.scopes, used.scopes
          FROM used JOIN "OAuthClient" c ON c.id = used."clientId"
      )
      SELECT * FROM used`,
@@ -99,9 +101,19 @@ export async function exchangeCode(
   return rows[0];
 }
 
+/** What a refresh found: the rotated grant, or why it was refused. */
+export type Rotation =
+  | { outcome: 'rotated'; id: string; accessScopes: string[] }
+  | { outcome: 'scope-too-wide' }
+  | { outcome: 'reused' }
+  | { outcome: 'invalid' };
+
 /**
- * Rotates a live grant's tokens: the presented refresh token is replaced, so it works once only.
- * Undefined when it is unknown, spent, expired, revoked or another client's.
+ * Rotates a live grant's tokens: the presented refresh token is replaced, and kept as spent, so it
+ * works once only. The new access token carries `scopes`, which must be among the grant's (all of
+ * them when null). A spent token presented again revokes its grant, every token of it (RFC 9700
+ * 4.14.2: one of two parties holding it is not the client). Spent tokens older than the refresh
+ * lifetime are let go, as they could no longer be used anyway.
  */
 export async function rotateGrant(
   pool: Pool,
@@ -112,14 +124,25 @@ export async function rotateGrant(
     accessTtlSeconds: number;
     newRefreshTokenHash: string;
     refreshTtlSeconds: number;
+    scopes: string[] | null;
   },
-): Promise<{ id: string } | undefined> {
-  const { rows } = await pool.query<{ id: string }>(
-    `UPDATE "OAuthGrant"
-        SET "accessTokenHash" = $3, "accessExpiresAt" = now() + make_interval(secs => $4),
-            "refreshTokenHash" = $5, "refreshExpiresAt" = now() + make_interval(secs => $6)
-      WHERE "refreshTokenHash" = $1 AND "clientId" = $2 AND "revokedAt" IS NULL AND "refreshExpiresAt" > now()
-      RETURNING id`,
+): Promise<Rotation> {
+  const { rows } = await pool.query<{ id: string; accessScopes: string[] }>(
+    `WITH rotated AS (
+       UPDATE "OAuthGrant"
+          SET "accessTokenHash" = $3, "accessExpiresAt" = now() + make_interval(secs => $4),
+              "refreshTokenHash" = $5, "refreshExpiresAt" = now() + make_interval(secs => $6),
+              "accessScopes" = COALESCE($7::text[], scopes)
+        WHERE "refreshTokenHash" = $1 AND "clientId" = $2 AND "revokedAt" IS NULL AND "refreshExpiresAt" > now()
+          AND ($7::text[] IS NULL OR $7::text[] <@ scopes)
+        RETURNING id, "accessScopes"
+     ), spent AS (
+       INSERT INTO "OAuthSpentRefreshToken" ("tokenHash", "grantId") SELECT $1, id FROM rotated
+     ), pruned AS (
+       DELETE FROM "OAuthSpentRefreshToken" s USING rotated
+        WHERE s."grantId" = rotated.id AND s."spentAt" < now() - make_interval(secs => $6)
+     )
+     SELECT id, "accessScopes" FROM rotated`,
     [
       rotation.refreshTokenHash,
       rotation.clientId,
@@ -127,31 +150,48 @@ export async function rotateGrant(
       rotation.accessTtlSeconds,
       rotation.newRefreshTokenHash,
       rotation.refreshTtlSeconds,
+      rotation.scopes,
     ],
   );
-  return rows[0];
+  if (rows[0]) return { outcome: 'rotated', ...rows[0] };
+  // A statement of its own, so it sees a rotation that committed while the one above waited.
+  const { rows: refused } = await pool.query<{ outcome: 'reused' | 'scope-too-wide' }>(
+    `WITH reused AS (
+       UPDATE "OAuthGrant" g SET "revokedAt" = now()
+         FROM "OAuthSpentRefreshToken" s
+        WHERE s."tokenHash" = $1 AND g.id = s."grantId" AND g."revokedAt" IS NULL
+        RETURNING g.id
+     )
+     SELECT 'reused' AS outcome FROM reused
+     UNION ALL
+     SELECT 'scope-too-wide' FROM "OAuthGrant"
+      WHERE "refreshTokenHash" = $1 AND "clientId" = $2 AND "revokedAt" IS NULL AND "refreshExpiresAt" > now()
+        AND NOT ($3::text[] <@ scopes)`,
+    [rotation.refreshTokenHash, rotation.clientId, rotation.scopes ?? []],
+  );
+  return { outcome: refused[0]?.outcome ?? 'invalid' };
+}
+
+export interface LiveGrant {
+  id: string;
+  userId: string;
+  clientId: string;
+  accessExpiresAt: Date;
+  accessScopes: string[];
 }
 
 /** The live grant of an access token, marking it used (at most once a minute). */
-export async function checkAccessToken(
-  pool: Pool,
-  accessTokenHash: string,
-): Promise<{ id: string; userId: string; clientId: string; accessExpiresAt: Date } | undefined> {
-  const { rows } = await pool.query<{ id: string; userId: string; clientId: string; accessExpiresAt: Date }>(
+export async function checkAccessToken(pool: Pool, accessTokenHash: string): Promise<LiveGrant | undefined> {
+  const { rows } = await pool.query<LiveGrant>(
     `UPDATE "OAuthGrant" SET "lastUsedAt" = now()
       WHERE "accessTokenHash" = $1 AND "revokedAt" IS NULL AND "accessExpiresAt" > now()
         AND ("lastUsedAt" IS NULL OR "lastUsedAt" < now() - interval '1 minute')
-      RETURNING id, "userId", "clientId", "accessExpiresAt"`,
+      RETURNING id, "userId", "clientId", "accessExpiresAt", "accessScopes"`,
     [accessTokenHash],
   );
   if (rows[0]) return rows[0];
-  const { rows: fresh } = await pool.query<{
-    id: string;
-    userId: string;
-    clientId: string;
-    accessExpiresAt: Date;
-  }>(
-    `SELECT id, "userId", "clientId", "accessExpiresAt" FROM "OAuthGrant"
+  const { rows: fresh } = await pool.query<LiveGrant>(
+    `SELECT id, "userId", "clientId", "accessExpiresAt", "accessScopes" FROM "OAuthGrant"
       WHERE "accessTokenHash" = $1 AND "revokedAt" IS NULL AND "accessExpiresAt" > now()`,
     [accessTokenHash],
   );

@@ -56,20 +56,43 @@ export function signedFileUrl(config: Config, key: string, now = Date.now()): st
 }
 
 /**
+ * The object key and signature of one of this gateway's signed `/files/` URLs (not checked here:
+ * see verifyKeySignature); undefined for any other string.
+ */
+export function signedFileOf(
+  config: Config,
+  url: string,
+): { key: string; sig: string; exp: string | undefined } | undefined {
+  const prefix = `${publicBaseUrl(config)}/files/`;
+  if (!url.startsWith(prefix)) return undefined;
+  const [path = '', query] = url.slice(prefix.length).split('?', 2);
+  const params = new URLSearchParams(query ?? '');
+  const sig = params.get('sig');
+  if (sig === null) return undefined;
+  try {
+    return {
+      key: path.split('/').map(decodeURIComponent).join('/'),
+      sig,
+      exp: params.get('exp') ?? undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * `value` with every signed gateway file URL in it signed afresh. Messages, tool results and
  * webhook payloads keep the URL minted when they were written; whoever reads them later gets a
  * URL that works for FILE_URL_TTL from the read. Only this gateway's own `/files/` URLs are
  * touched: a look-alike URL of another host given as input is never turned into one of ours.
  */
 export function refreshFileUrls<T>(config: Config, value: T, now = Date.now()): T {
-  const prefix = `${publicBaseUrl(config)}/files/`;
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') {
-      if (!v.startsWith(prefix)) return v;
-      const [path = '', query] = v.slice(prefix.length).split('?', 2);
-      if (query === undefined || !/(^|&)sig=/.test(query)) return v;
+      const file = signedFileOf(config, v);
+      if (!file) return v;
       try {
-        return signedFileUrl(config, path.split('/').map(decodeURIComponent).join('/'), now);
+        return signedFileUrl(config, file.key, now);
       } catch {
         return v;
       }

@@ -61,8 +61,9 @@ export async function openToolCall(
                 AND u."activeToolCalls" < $8 AND u."creditBalance" >= $7::numeric
              RETURNING u.id
            ), opened AS (
-             INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input, "creditReserved")
-             SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb, $7::numeric FROM slot
+             INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input, "creditReserved", via)
+             SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb, $7::numeric,
+                    COALESCE($9, (SELECT r.via FROM "Run" r WHERE r.id = $4), 'rest') FROM slot
              RETURNING status, result, error)
            SELECT 'opened' AS outcome, status, result, error FROM opened
            UNION ALL
@@ -82,6 +83,7 @@ export async function openToolCall(
       JSON.stringify(input.input ?? {}),
       input.price,
       input.maxActive,
+      input.via ?? null,
     ],
   };
   type Row = StoredToolCall & { outcome: OpenedToolCall['outcome'] };

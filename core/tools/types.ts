@@ -43,6 +43,11 @@ export interface RunToolInput {
   userId: string;
   chatId?: string;
   runId?: string;
+  /**
+   * The route a direct call came by (rest, mcp or console); a run's call, and a call started
+   * before this field existed, record their run's (or `rest`).
+   */
+  via?: 'rest' | 'mcp' | 'console';
 }
 
 /**

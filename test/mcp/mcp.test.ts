@@ -20,8 +20,10 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
 import { quadrantImage, startMediaServer, testVideo } from '../support/fake-providers';
 import { ScriptedModel } from '../support/scripted-model';
 import { waitFor } from '../support/wait';
+import type { Config } from '../../core/config/config';
 import { agentWorkflowId } from '../../workflows/agent.contract';
 import { runViaSearchAttribute } from '../../workflows/search-attributes';
+import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
 
 type Snapshot = {
   status: string;
@@ -41,6 +43,7 @@ describe('MCP at /mcp', function () {
   let model: ScriptedModel;
   let media: Awaited<ReturnType<typeof startMediaServer>>;
   let user: TestUser;
+  let config: Config;
   const clients: Client[] = [];
 
   before(async () => {
@@ -48,7 +51,7 @@ describe('MCP at /mcp', function () {
     dir = await mkdtemp(path.join(tmpdir(), 'mcp-test-'));
     media = await startMediaServer();
     model = new ScriptedModel([]);
-    const config = stack.config({
+    config = stack.config({
       TEMPORAL_TASK_QUEUE: `mcp-${randomUUID()}`,
       STORAGE_LOCAL_DIR: path.join(dir, 'storage'),
       IMAGE_PROVIDER: 'local-preview',
@@ -74,13 +77,13 @@ describe('MCP at /mcp', function () {
   /** An SDK client; with `alternate`, each HTTP request goes to the other gateway. */
   async function connect(
     who: TestUser = user,
-    options: { alternate?: boolean; onRequest?: (gateway: string) => void } = {},
+    options: { alternate?: boolean; onRequest?: (gateway: string) => void; via?: TestGateway } = {},
   ): Promise<Client> {
     let turn = 0;
     const transport = new StreamableHTTPClientTransport(new URL(`${gateways[0]!.url}/mcp`), {
       requestInit: { headers: who.bearer },
       fetch: (input, init) => {
-        const gateway = gateways[options.alternate ? turn++ % 2 : 0]!;
+        const gateway = options.via ?? gateways[options.alternate ? turn++ % 2 : 0]!;
         options.onRequest?.(gateway.url);
         const url = new URL(String(input instanceof Request ? input.url : input));
         return fetch(`${gateway.url}${url.pathname}${url.search}`, init);
@@ -190,6 +193,9 @@ describe('MCP at /mcp', function () {
         assert.ok(tool.description && tool.description.length > 40, tool.name);
         assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name);
       }
+      // The tools that create something take an idempotency key; the others do not.
+      const keyed = tools.filter((t) => t.inputSchema.properties?.idempotencyKey).map((t) => t.name);
+      assert.deepEqual(keyed.sort(), ['ai_image_2', 'crop_image', 'merge_videos', 'send_message']);
       const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
       assert.deepEqual(readOnly.sort(), ['get_messages', 'get_run', 'list_chats', 'wait_for_run']);
       const destructive = tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name);
@@ -329,6 +335,12 @@ describe('MCP at /mcp', function () {
         done.toolCalls.map((c) => [c.toolName, c.status]),
         [['ai_image_2', 'SUCCEEDED']],
       );
+      // The run's tool call came over MCP with its run.
+      const { rows } = await gateways[0]!.deps.db.pool.query<{ via: string }>(
+        `SELECT via FROM "ToolCall" WHERE "runId" = $1`,
+        [ids.runId],
+      );
+      assert.deepEqual(rows, [{ via: 'mcp' }]);
       const again = await call(client, 'decide_plan', { ...ids, waitpointId: waitpoint.id, approved: true });
       assert.equal(again.isError, true);
       assert.equal(again.structuredContent.code, 'WAITPOINT_RESOLVED');
@@ -372,6 +384,33 @@ describe('MCP at /mcp', function () {
       model.release();
       const twice = await call(client, 'cancel_run', ids);
       assert.equal(twice.structuredContent.code, 'RUN_NOT_ACTIVE');
+    });
+
+    it('replays a send_message retried with its idempotencyKey, and refuses the key for another message', async () => {
+      const client = await connect();
+      model.replies.push({ text: 'once only', toolCalls: [] });
+      const key = randomUUID();
+      const first = await call(client, 'send_message', { text: 'exactly once', idempotencyKey: key });
+      assert.equal(first.isError, undefined, JSON.stringify(first.structuredContent));
+      const again = await call(client, 'send_message', { text: 'exactly once', idempotencyKey: key });
+      assert.deepEqual(again.structuredContent, first.structuredContent);
+      const ids = idsOf(first);
+      assert.equal((await waitForRun(client, ids)).status, 'COMPLETE');
+      const { rows } = await gateways[0]!.deps.db.pool.query<{ runs: number }>(
+        `SELECT count(*)::int AS runs FROM "Run" WHERE "chatId" = $1`,
+        [ids.chatId],
+      );
+      assert.deepEqual(rows, [{ runs: 1 }]);
+
+      const other = await call(client, 'send_message', { text: 'something else', idempotencyKey: key });
+      assert.equal(other.isError, true);
+      assert.equal(other.structuredContent.code, 'IDEMPOTENCY_KEY_REUSED');
+      const bad = await call(client, 'send_message', { text: 'x', idempotencyKey: 'has a space' });
+      assert.equal(bad.structuredContent.code, 'INVALID_REQUEST');
+      assert.deepEqual(
+        (bad.structuredContent.details as { path: string }[]).map((d) => d.path),
+        ['arguments.idempotencyKey'],
+      );
     });
 
     it("shows another user's chats and runs as if they did not exist", async () => {
@@ -465,6 +504,23 @@ describe('MCP at /mcp', function () {
   });
 
   describe('media tools', () => {
+    /** crop_image's arguments: the top-left quarter of a new image. */
+    const cropOf = async (file: string, width: number, height: number) => ({
+      image_url: media.add(file, await quadrantImage(width * 2, height * 2)),
+      x: 0,
+      y: 0,
+      width,
+      height,
+    });
+    /** The user's latest tool call outside any run. */
+    const lastDirectCall = async (who: TestUser) =>
+      (
+        await gateways[0]!.deps.db.pool.query<{ id: string; via: string }>(
+          `SELECT id, via FROM "ToolCall" WHERE "userId" = $1 AND "runId" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
+          [who.userId],
+        )
+      ).rows[0];
+
     it('crop_image returns the crop as a resource_link and the ToolResult, with progress', async () => {
       const client = await connect();
       const url = media.add('quad.png', await quadrantImage(40, 20), 'image/png');
@@ -485,6 +541,66 @@ describe('MCP at /mcp', function () {
       const { pathname, search } = new URL(output.url);
       const file = await fetch(`${gateways[0]!.url}${pathname}${search}`);
       assert.equal(file.status, 200);
+      // The crop is small: it comes inline too, the very bytes the link serves.
+      const image = result.content.find((c) => c.type === 'image');
+      assert.equal(image?.mimeType, 'image/png');
+      assert.deepEqual(Buffer.from(image.data, 'base64'), Buffer.from(await file.arrayBuffer()));
+
+      // Its records say it came over MCP: the row, and its execution in Temporal.
+      const toolCall = await lastDirectCall(user);
+      assert.equal(toolCall?.via, 'mcp');
+      const execution = await gateways[0]!.deps.temporal.client.workflow
+        .getHandle(toolCallWorkflowId(toolCall.id))
+        .describe();
+      assert.equal(execution.typedSearchAttributes.get(runViaSearchAttribute), 'mcp');
+      assert.match((await execution.staticSummary()) ?? '', /via MCP/);
+    });
+
+    it('returns an image over MCP_INLINE_IMAGE_MAX_BYTES as the link alone; a REST call records via rest', async () => {
+      const small = await startGateway({ config: { ...config, MCP_INLINE_IMAGE_MAX_BYTES: 64 } });
+      try {
+        const client = await connect(user, { via: small });
+        const result = await call(client, 'crop_image', await cropOf('big.png', 20, 10));
+        assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
+        assert.deepEqual(
+          result.content.map((c) => c.type),
+          ['text', 'resource_link'],
+        );
+      } finally {
+        await small.close();
+      }
+      const rest = await fetch(`${gateways[0]!.url}/api/v1/tools/ai_image_2`, {
+        method: 'POST',
+        headers: { ...user.bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'over REST' }),
+      });
+      assert.equal(rest.status, 200);
+      assert.equal((await lastDirectCall(user))?.via, 'rest');
+    });
+
+    it('charges a crop_image retried with its idempotencyKey once, over MCP and REST alike', async () => {
+      const payer = await createTestUser();
+      const client = await connect(payer);
+      const args = await cropOf('idem.png', 4, 4);
+      const key = randomUUID();
+      const first = await call(client, 'crop_image', { ...args, idempotencyKey: key });
+      assert.equal(first.isError, undefined, JSON.stringify(first.structuredContent));
+      const again = await call(client, 'crop_image', { ...args, idempotencyKey: key });
+      assert.deepEqual(again.structuredContent, first.structuredContent);
+      // The same key over REST names the same request of the same operation: replayed too.
+      const rest = await fetch(`${gateways[0]!.url}/api/v1/tools/crop_image`, {
+        method: 'POST',
+        headers: { ...payer.bearer, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(args),
+      });
+      assert.equal(rest.status, 200);
+      assert.equal(rest.headers.get('idempotent-replayed'), 'true');
+      const { rows } = await gateways[0]!.deps.db.pool.query<{ calls: number; chargedOnce: boolean }>(
+        `SELECT (SELECT count(*)::int FROM "ToolCall" WHERE "userId" = $1) AS calls,
+                (SELECT 1000000 - "creditBalance" = $2::numeric FROM "User" WHERE id = $1) AS "chargedOnce"`,
+        [payer.userId, first.structuredContent.creditCost],
+      );
+      assert.deepEqual(rows, [{ calls: 1, chargedOnce: true }]);
     });
 
     it('crop_image answers a bad rectangle with INVALID_RECTANGLE', async () => {
@@ -503,6 +619,11 @@ describe('MCP at /mcp', function () {
       assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
       assert.equal(result.structuredContent.toolName, 'ai_image_2');
       assert.ok(result.content.some((c) => c.type === 'resource_link'));
+      const image = result.content.find((c) => c.type === 'image');
+      assert.ok(
+        image && image.mimeType.startsWith('image/') && image.data.length > 0,
+        JSON.stringify(result.content.map((c) => c.type)),
+      );
     });
 
     it('merge_videos joins two clips, sending progress while it works', async () => {
@@ -524,6 +645,7 @@ describe('MCP at /mcp', function () {
       assert.equal(result.isError, undefined, JSON.stringify(result.structuredContent));
       const link = result.content.find((c) => c.type === 'resource_link');
       assert.equal(link?.mimeType, 'video/mp4');
+      assert.ok(!result.content.some((c) => c.type === 'image'), 'a video is never inlined');
     });
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -58,24 +59,22 @@ describe('MCP over OAuth 2.1', function () {
     await gateway?.close();
   });
 
-  const initialize = (token: string) =>
+  /** One JSON-RPC request to /mcp with this access token. */
+  const post = (accessToken: string, method: string, params: Record<string, unknown>) =>
     fetch(`${base}/mcp`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${token}`,
+        authorization: `Bearer ${accessToken}`,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+  const initialize = (accessToken: string) =>
+    post(accessToken, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
     });
   const token = (body: Record<string, string>) =>
     fetch(`${base}/token`, {
@@ -83,6 +82,77 @@ describe('MCP over OAuth 2.1', function () {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(body),
     });
+
+  /** The signed-in user allows the authorization page at `url`; the code it redirects with. */
+  async function allow(url: URL): Promise<{ code: string; back: URL }> {
+    const consentPage = await (await fetch(url, { headers: { cookie: user.cookie } })).text();
+    const signed = /name="request" value="([^"]+)"/.exec(consentPage)?.[1];
+    assert.ok(signed, consentPage);
+    const consent = await fetch(`${base}/oauth/consent`, {
+      method: 'POST',
+      headers: { cookie: user.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ request: signed, decision: 'allow' }),
+      redirect: 'manual',
+    });
+    assert.equal(consent.status, 302);
+    const back = new URL(consent.headers.get('location') ?? '');
+    const code = back.searchParams.get('code');
+    assert.ok(code, back.href);
+    return { code, back };
+  }
+
+  /** Dynamic client registration, as an assistant does it. */
+  async function register(
+    clientName: string,
+  ): Promise<{ client_id: string; client_secret?: string; token_endpoint_auth_method: string }> {
+    const res = await fetch(`${base}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: clientName, redirect_uris: [REDIRECT] }),
+    });
+    assert.equal(res.status, 201);
+    return (await res.json()) as {
+      client_id: string;
+      client_secret?: string;
+      token_endpoint_auth_method: string;
+    };
+  }
+
+  /** The authorization page's URL for `clientId`, with these parameters besides. */
+  function authorizeUrl(clientId: string, params: Record<string, string>): URL {
+    const url = new URL(`${base}/authorize`);
+    for (const [name, value] of Object.entries({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      ...params,
+    }))
+      url.searchParams.set(name, value);
+    return url;
+  }
+
+  /** A grant by raw HTTP (registration, PKCE, consent, code exchange), asking for `scope`. */
+  async function grant(
+    scope?: string,
+  ): Promise<{ clientId: string; tokens: OAuthTokens & { scope: string } }> {
+    const clientId = (await register('Raw client')).client_id;
+    const verifier = randomBytes(32).toString('base64url');
+    const url = authorizeUrl(clientId, {
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      ...(scope === undefined ? {} : { scope }),
+    });
+    const { code } = await allow(url);
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+    });
+    assert.equal(res.status, 200);
+    return { clientId, tokens: (await res.json()) as OAuthTokens & { scope: string } };
+  }
 
   it('registers, authorizes with the signed-in session, calls, refreshes (rotating) and is revoked', async () => {
     const auth = new AssistantAuth();
@@ -100,26 +170,20 @@ describe('MCP over OAuth 2.1', function () {
     const anonymous = await fetch(authorizationUrl);
     assert.match(await anonymous.text(), /action="\/oauth\/sign-in"/);
 
-    // Signed in: the consent page, answered Allow.
+    // Signed in: the consent page, answered Allow; it names what the client may do.
     const consentPage = await (await fetch(authorizationUrl, { headers: { cookie: user.cookie } })).text();
     assert.match(consentPage, /Allow Test assistant to use your account/);
-    const signed = /name="request" value="([^"]+)"/.exec(consentPage)?.[1];
-    assert.ok(signed);
-    const consent = await fetch(`${base}/oauth/consent`, {
-      method: 'POST',
-      headers: { cookie: user.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ request: signed, decision: 'allow' }),
-      redirect: 'manual',
-    });
-    assert.equal(consent.status, 302);
-    const back = new URL(consent.headers.get('location') ?? '');
+    assert.match(consentPage, /\(read\)/);
+    assert.match(consentPage, /\(write\)/);
+    const { code, back } = await allow(authorizationUrl);
     assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
     assert.equal(back.searchParams.get('state'), authorizationUrl.searchParams.get('state'));
-    const code = back.searchParams.get('code');
-    assert.ok(code);
     await transport.finishAuth(code);
     const tokens = auth.saved;
     assert.ok(tokens?.access_token && tokens.refresh_token);
+    // The SDK asked for the scopes the resource metadata offers, and got them.
+    assert.equal(authorizationUrl.searchParams.get('scope'), 'read write');
+    assert.equal(tokens.scope, 'read write');
 
     // The code works once only.
     const replay = await token({
@@ -164,13 +228,6 @@ describe('MCP over OAuth 2.1', function () {
     assert.equal(refreshed.status, 200);
     const next = (await refreshed.json()) as OAuthTokens;
     assert.notEqual(next.refresh_token, tokens.refresh_token);
-    const reused = await token({
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token,
-      client_id: auth.client.client_id,
-    });
-    assert.equal(reused.status, 400);
-    assert.equal(((await reused.json()) as { error: string }).error, 'invalid_grant');
     assert.equal((await initialize(tokens.access_token)).status, 401);
     assert.equal((await initialize(next.access_token)).status, 200);
 
@@ -185,39 +242,135 @@ describe('MCP over OAuth 2.1', function () {
     assert.match(refused.headers.get('www-authenticate') ?? '', /resource_metadata=/);
   });
 
+  it('revokes the whole grant when a spent refresh token is presented again', async () => {
+    const { clientId, tokens } = await grant();
+    const refresh = (refreshToken: string | undefined) =>
+      token({ grant_type: 'refresh_token', refresh_token: refreshToken ?? '', client_id: clientId });
+    const first = await refresh(tokens.refresh_token);
+    assert.equal(first.status, 200);
+    const next = (await first.json()) as OAuthTokens;
+    assert.equal((await initialize(next.access_token)).status, 200);
+
+    // The spent token again (a copy in other hands, or the client's own stale one): refused, and
+    // every token of the grant stops working, the fresh pair included.
+    const reused = await refresh(tokens.refresh_token);
+    assert.equal(reused.status, 400);
+    assert.equal(((await reused.json()) as { error: string }).error, 'invalid_grant');
+    assert.equal((await initialize(next.access_token)).status, 401);
+    const afterwards = await refresh(next.refresh_token);
+    assert.equal(afterwards.status, 400);
+    assert.equal(((await afterwards.json()) as { error: string }).error, 'invalid_grant');
+    const { rows } = await gateway.deps.db.pool.query<{ revoked: boolean }>(
+      `SELECT "revokedAt" IS NOT NULL AS revoked FROM "OAuthGrant" WHERE "clientId" = $1`,
+      [clientId],
+    );
+    assert.deepEqual(rows, [{ revoked: true }]);
+  });
+
+  it('checks scopes: a read-only token reads, and is told insufficient_scope when it writes', async () => {
+    const { tokens } = await grant('read');
+    assert.equal(tokens.scope, 'read');
+    const client = new Client({ name: 'reader', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${tokens.access_token}` } },
+      }),
+    );
+    const list = await client.callTool({ name: 'list_chats', arguments: {} });
+    assert.equal(list.isError, undefined, JSON.stringify(list.structuredContent));
+    await assert.rejects(
+      client.callTool({ name: 'send_message', arguments: { text: 'hi' } }),
+      (err: { code?: number; message: string }) => err.code === 403 && /lacks the scope/.test(err.message),
+    );
+    await client.close();
+
+    // RFC 6750 3.1 and the MCP authorization spec: 403, and what to ask the user for (the
+    // token's scopes and the missing one), where to read how.
+    for (const [method, params] of [
+      ['tools/call', { name: 'send_message', arguments: { text: 'hi' } }],
+      ['tools/call', { name: 'crop_image', arguments: {} }],
+      ['tools/call', { name: 'cancel_run', arguments: {} }],
+    ] as const) {
+      const res = await post(tokens.access_token, method, params);
+      assert.equal(res.status, 403, params.name);
+      const challenge = res.headers.get('www-authenticate') ?? '';
+      assert.match(challenge, /error="insufficient_scope"/);
+      assert.match(challenge, /scope="read write"/);
+      assert.match(challenge, /resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/);
+      assert.equal(((await res.json()) as { code: string }).code, 'FORBIDDEN');
+    }
+    assert.equal((await post(tokens.access_token, 'resources/list', {})).status, 200);
+
+    // A write-only token may send, but not read.
+    const { tokens: writer } = await grant('write');
+    const read = await post(writer.access_token, 'resources/read', { uri: 'chat://x' });
+    assert.equal(read.status, 403);
+    assert.match(read.headers.get('www-authenticate') ?? '', /scope="read write"/);
+  });
+
+  it('narrows a refreshed token to the scopes asked for, never past the grant, and refuses unknown scopes', async () => {
+    const { clientId, tokens } = await grant();
+    const refresh = (refreshToken: string | undefined, scope: string) =>
+      token({ grant_type: 'refresh_token', refresh_token: refreshToken ?? '', client_id: clientId, scope });
+    const narrowed = await refresh(tokens.refresh_token, 'read');
+    assert.equal(narrowed.status, 200);
+    const reader = (await narrowed.json()) as OAuthTokens;
+    assert.equal(reader.scope, 'read');
+    const send = await post(reader.access_token, 'tools/call', {
+      name: 'send_message',
+      arguments: { text: 'x' },
+    });
+    assert.equal(send.status, 403);
+    // The grant still has what the user allowed: a later refresh may ask for it again.
+    const widened = await refresh(reader.refresh_token, 'read write');
+    assert.equal(widened.status, 200);
+    const full = (await widened.json()) as OAuthTokens;
+    assert.equal(full.scope, 'read write');
+    const beyond = await refresh(full.refresh_token, 'read admin');
+    assert.equal(beyond.status, 400);
+    assert.equal(((await beyond.json()) as { error: string }).error, 'invalid_scope');
+
+    const greedy = authorizeUrl((await register('Greedy')).client_id, {
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+      scope: 'read admin',
+    });
+    const refused = await fetch(greedy, { headers: { cookie: user.cookie }, redirect: 'manual' });
+    assert.equal(refused.status, 302);
+    assert.equal(new URL(refused.headers.get('location') ?? '').searchParams.get('error'), 'invalid_scope');
+  });
+
   it('publishes the metadata and refuses PKCE plain and a tampered consent', async () => {
-    const resourceMetadata = (await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()) as {
-      resource: string;
-      authorization_servers: string[];
-    };
-    assert.equal(resourceMetadata.resource, `${base}/mcp`);
-    assert.deepEqual(resourceMetadata.authorization_servers, [`${base}/`]);
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+    ]) {
+      const resourceMetadata = (await (await fetch(`${base}${path}`)).json()) as {
+        resource: string;
+        authorization_servers: string[];
+        scopes_supported: string[];
+      };
+      assert.equal(resourceMetadata.resource, `${base}/mcp`);
+      assert.deepEqual(resourceMetadata.authorization_servers, [`${base}/`]);
+      assert.deepEqual(resourceMetadata.scopes_supported, ['read', 'write']);
+    }
     const server = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as {
       code_challenge_methods_supported: string[];
       registration_endpoint: string;
+      scopes_supported: string[];
     };
     assert.deepEqual(server.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(server.scopes_supported, ['read', 'write']);
     assert.ok(server.registration_endpoint);
 
-    const registered = (await (
-      await fetch(`${base}/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_name: 'Plain', redirect_uris: [REDIRECT] }),
-      })
-    ).json()) as { client_id: string; client_secret?: string; token_endpoint_auth_method: string };
+    const registered = await register('Plain');
     assert.equal(registered.client_secret, undefined);
     assert.equal(registered.token_endpoint_auth_method, 'none');
 
-    const plain = new URL(`${base}/authorize`);
-    for (const [name, value] of Object.entries({
-      client_id: registered.client_id,
-      redirect_uri: REDIRECT,
-      response_type: 'code',
+    const plain = authorizeUrl(registered.client_id, {
       code_challenge: 'x'.repeat(43),
       code_challenge_method: 'plain',
-    }))
-      plain.searchParams.set(name, value);
+    });
     const refused = await fetch(plain, { headers: { cookie: user.cookie }, redirect: 'manual' });
     assert.equal(refused.status, 302);
     assert.equal(new URL(refused.headers.get('location') ?? '').searchParams.get('error'), 'invalid_request');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../../core/errors/app-error';
+import { idempotencyKeySchema } from '../../../core/schemas/idempotency';
 import { IDEMPOTENT_REPLAYED_HEADER, type Replayable } from '../../../operations/idempotency';
 import type { RouteResult } from './route-table';
 
@@ -11,7 +12,7 @@ export const idempotencyHeadersSchema = z.object({
   'idempotency-key': z
     .string()
     .transform((v) => v.trim().replace(/^"(.*)"$/, '$1'))
-    .pipe(z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters'))
+    .pipe(idempotencyKeySchema)
     .optional()
     .openapi({
       description:

@@ -1,0 +1,27 @@
+import type { OAuthScope } from '../../core/auth/scopes';
+import { MCP_TOOLS } from './tools';
+
+/** Reading chats and runs as resources needs `read`; discovery (initialize, lists of tools) nothing. */
+const METHOD_SCOPES: Record<string, OAuthScope> = {
+  'resources/list': 'read',
+  'resources/read': 'read',
+  'resources/subscribe': 'read',
+};
+
+/**
+ * The scopes the JSON-RPC message (or batch) of a POST needs: a tools/call its tool's, the
+ * resource methods `read`. Unknown tools and malformed messages need none here: the server
+ * answers them with their own error.
+ */
+export function scopesNeeded(body: unknown): OAuthScope[] {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const message = m as { method?: unknown; params?: { name?: unknown } } | null;
+    if (typeof message?.method !== 'string') return [];
+    if (message.method === 'tools/call') {
+      const name = message.params?.name;
+      return typeof name === 'string' && Object.hasOwn(MCP_TOOLS, name) ? [MCP_TOOLS[name]!.scope] : [];
+    }
+    return Object.hasOwn(METHOD_SCOPES, message.method) ? [METHOD_SCOPES[message.method]!] : [];
+  });
+}
