@@ -123,6 +123,35 @@ describe('agent runs', function () {
     assert.match(done.text, /second question/);
   });
 
+  it('keeps the chat out of the workflow: each step loads the history itself, so no payload grows with it', async () => {
+    const scripted = new ScriptedModel([
+      { text: 'first answer', toolCalls: [] },
+      { text: 'second answer', toolCalls: [] },
+    ]);
+    await serve(scripted);
+    // Two long messages (the longest a turn takes): a workflow that carried the history would hold both.
+    const long = (marker: string) => `${marker} ${'lorem ipsum '.repeat(600)}`;
+    const first = await send({ text: long('FIRST-TURN-MARKER') });
+    await until(first, terminal, 'the first run');
+    const second = await send({ text: long('SECOND-TURN-MARKER'), chatId: first.chatId });
+    const done = await until(second, terminal, 'the second run');
+    assert.equal(done.status, 'COMPLETE');
+    // The model did see the whole chat...
+    assert.match(JSON.stringify(scripted.calls.at(-1)), /FIRST-TURN-MARKER[\s\S]*SECOND-TURN-MARKER/);
+    // ... but no event of the run's workflow (input, activity inputs and results) carries it.
+    const { temporal } = await testStack();
+    const history = await temporal.client.workflow
+      .getHandle(second.chatId, done.triggerRunId ?? undefined)
+      .fetchHistory();
+    const text = JSON.stringify(history, (_key, value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
+    );
+    assert.ok((history.events ?? []).length > 3, 'the history was read');
+    assert.doesNotMatch(text, /FIRST-TURN-MARKER/);
+    assert.doesNotMatch(text, /SECOND-TURN-MARKER/);
+    assert.doesNotMatch(text, /lorem ipsum/);
+  });
+
   it('fails the run with a safe message when no model provider is configured', async () => {
     await serve(undefined);
     const turn = await send({ text: 'anyone there?' });
