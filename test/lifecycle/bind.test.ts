@@ -41,31 +41,29 @@ describe('npm start: the addresses it listens on (the real process tree)', funct
     stack = settings = undefined;
   });
 
-  it('listens on loopback only when HOST is not set', async () => {
-    settings = await stackSettings({ HOST: undefined });
+  /** Starts `npm start` with HOST as given; checks the gateway's one socket is on `expected`. */
+  async function listeningWith(host: string | undefined, expected: string) {
+    settings = await stackSettings({ HOST: host });
     stack = await startReady(settings);
     const sockets = await listenersOf(stack);
     const gateway = sockets.filter((s) => s.port === settings?.ports.gateway);
     assert.deepEqual(
       gateway.map((s) => s.address),
-      ['127.0.0.1'],
+      [expected],
       `the gateway's listening sockets:${shown(sockets)}`,
     );
+    return sockets;
+  }
+
+  it('listens on loopback only when HOST is not set', async () => {
+    const sockets = await listeningWith(undefined, '127.0.0.1');
     const exposed = sockets.filter((s) => !isLoopback(s.address));
     assert.deepEqual(exposed, [], `listening beyond loopback:${shown(exposed)}`);
     console.log(`      ${sockets.length} listening sockets, all on loopback:${shown(sockets)}`);
   });
 
   it('listens on every interface only when HOST=0.0.0.0 says so', async () => {
-    settings = await stackSettings({ HOST: '0.0.0.0' });
-    stack = await startReady(settings);
-    const sockets = await listenersOf(stack);
-    const gateway = sockets.filter((s) => s.port === settings?.ports.gateway);
-    assert.deepEqual(
-      gateway.map((s) => s.address),
-      ['0.0.0.0'],
-      `the gateway's listening sockets:${shown(sockets)}`,
-    );
+    const sockets = await listeningWith('0.0.0.0', '0.0.0.0');
     console.log(`      ${sockets.length} listening sockets:${shown(sockets)}`);
   });
 });
