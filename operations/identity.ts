@@ -20,6 +20,7 @@ import {
   selectUser,
   selectUserByEmail,
 } from '../core/identity/store';
+import { SIGN_IN_LOCKOUT_MIN_MS } from '../core/config/config';
 import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
@@ -27,8 +28,8 @@ import type { Caller, OperationDeps } from './deps';
 import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 
-const SIGN_IN_WINDOW_SECONDS = 15 * 60;
-const MAX_LOCKOUT_SECONDS = 24 * 3600;
+const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
+const DAY_SECONDS = 24 * 3600;
 const SIGN_UP_WINDOW_SECONDS = 3600;
 const WRONG_CREDENTIALS = 'The email or password is wrong.';
 const TOO_MANY_ATTEMPTS = 'Too many sign-in attempts; retry later.';
@@ -60,8 +61,14 @@ export function createIdentityOperations(deps: OperationDeps) {
     config.SIGN_IN_ATTEMPTS_PER_15_MINUTES,
     SIGN_IN_WINDOW_SECONDS,
   );
-  // How many lockouts a pair had in the last day: each doubles the next.
-  const lockouts = limiter('sign-in-lockouts', Number.MAX_SAFE_INTEGER, MAX_LOCKOUT_SECONDS);
+  const maxLockoutSeconds = Math.floor(config.SIGN_IN_LOCKOUT_MAX / 1000);
+  // How many lockouts a pair had in the last day (or the cap, if longer, so that a lockout at the
+  // cap is still remembered when it ends): each doubles the next.
+  const lockouts = limiter(
+    'sign-in-lockouts',
+    Number.MAX_SAFE_INTEGER,
+    Math.max(DAY_SECONDS, maxLockoutSeconds),
+  );
   // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address
   // and over all addresses.
   const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, SIGN_UP_WINDOW_SECONDS);
@@ -95,7 +102,7 @@ export function createIdentityOperations(deps: OperationDeps) {
       let waitMs = rejection.msBeforeNext;
       if (rejection.consumedPoints === signInByAccountIp.points + 1) {
         const { consumedPoints: nth } = await lockouts.consume(pairKey);
-        const seconds = Math.min(SIGN_IN_WINDOW_SECONDS * 2 ** (nth - 1), MAX_LOCKOUT_SECONDS);
+        const seconds = Math.min(SIGN_IN_WINDOW_SECONDS * 2 ** (nth - 1), maxLockoutSeconds);
         await signInByAccountIp.block(pairKey, seconds);
         waitMs = seconds * 1000;
       }

@@ -65,6 +65,9 @@ const trustProxy = z
     return entries;
   });
 
+/** The first sign-in lockout (the attempts' window): the shortest SIGN_IN_LOCKOUT_MAX may be. */
+export const SIGN_IN_LOCKOUT_MIN_MS = 15 * 60 * 1000;
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalString = z
@@ -173,9 +176,13 @@ export const configSchema = z
     API_RATE_LIMIT_PER_MINUTE: positiveInt(1200),
     /**
      * Failed sign-ins per client address, and per (account, address), in 15 minutes; past it the
-     * pair is locked out for 15 minutes, doubling with each lockout up to 24 hours.
+     * pair is locked out for 15 minutes, doubling with each lockout up to SIGN_IN_LOCKOUT_MAX.
      */
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
+    /** The longest a doubled lockout lasts; shorter than the first lockout (15m) it would undo the limit. */
+    SIGN_IN_LOCKOUT_MAX: duration('24h').refine((ms) => ms >= SIGN_IN_LOCKOUT_MIN_MS, {
+      message: 'must be at least 15m, the first lockout',
+    }),
     /** Sign-up attempts (taken emails included) per client address in an hour. */
     SIGN_UP_RATE_LIMIT_PER_HOUR: positiveInt(10),
     /** Sign-up attempts over all clients in an hour: bounds a spread-out enumeration. */

@@ -48,19 +48,59 @@ async function allPids(): Promise<number[]> {
   return entries.filter((e) => /^\d+$/.test(e)).map(Number);
 }
 
-/** Inodes of the TCP sockets listening on `port`, from /proc/net/tcp and tcp6. */
-async function listeningInodes(port: number): Promise<Set<string>> {
-  const inodes = new Set<string>();
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+/** A listening TCP socket as /proc/net/tcp and tcp6 show it. */
+export interface ListeningSocket {
+  /** The local address in its usual text form: `127.0.0.1`, `0.0.0.0`, `::`, `::1`. */
+  address: string;
+  port: number;
+  inode: string;
+}
+
+/** /proc's hex address: 32-bit words, each in the host's (little-endian) byte order. */
+function procAddress(hex: string): string {
+  const bytes = (hex.match(/.{8}/g) ?? []).flatMap((word) => (word.match(/../g) ?? []).reverse());
+  const octets = bytes.map((b) => parseInt(b, 16));
+  if (octets.length === 4) return octets.join('.');
+  const groups = Array.from({ length: 8 }, (_, i) =>
+    ((octets[2 * i]! << 8) | octets[2 * i + 1]!).toString(16),
+  );
+  // The longest run of zero groups becomes `::`, as the address is usually written.
+  const text = groups.join(':');
+  const runs = text.match(/(?:^|:)0(?::0)+(?::|$)/g) ?? [];
+  const longest = runs.reduce((a, b) => (b.length > a.length ? b : a), '');
+  return longest ? text.replace(longest, '::') : text;
+}
+
+/** Every TCP socket in the LISTEN state, IPv4 and IPv6. */
+export async function listeningSockets(): Promise<ListeningSocket[]> {
+  const sockets: ListeningSocket[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     const text = await readFile(table, 'utf8').catch(() => '');
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       // local_address is ADDR:PORT in hex; state 0A is LISTEN; column 9 is the inode.
-      if (cols[1]?.endsWith(`:${hexPort}`) && cols[3] === '0A' && cols[9] && cols[9] !== '0') {
-        inodes.add(cols[9]);
+      const [address, port] = cols[1]?.split(':') ?? [];
+      if (address && port && cols[3] === '0A' && cols[9] && cols[9] !== '0') {
+        sockets.push({ address: procAddress(address), port: parseInt(port, 16), inode: cols[9] });
       }
     }
+  }
+  return sockets;
+}
+
+/** Inodes of the TCP sockets listening on `port`. */
+async function listeningInodes(port: number): Promise<Set<string>> {
+  return new Set((await listeningSockets()).filter((s) => s.port === port).map((s) => s.inode));
+}
+
+/** Inodes of the sockets a process holds open (`socket:[inode]` links in /proc/pid/fd). */
+export async function socketInodesOf(pid: number): Promise<Set<string>> {
+  const inodes = new Set<string>();
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const fd of fds) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) inodes.add(inode);
   }
   return inodes;
 }
@@ -72,16 +112,11 @@ async function listeningInodes(port: number): Promise<Set<string>> {
 export async function listenerOf(port: number): Promise<ProcessInfo | undefined> {
   const inodes = await listeningInodes(port);
   if (inodes.size === 0) return undefined;
-  const wanted = new Set([...inodes].map((i) => `socket:[${i}]`));
   for (const pid of await allPids()) {
-    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-    for (const fd of fds) {
-      const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-      if (wanted.has(target)) {
-        const info = await liveProcess(pid);
-        if (info) return info;
-      }
-    }
+    const held = await socketInodesOf(pid);
+    if (![...inodes].some((inode) => held.has(inode))) continue;
+    const info = await liveProcess(pid);
+    if (info) return info;
   }
   return undefined;
 }

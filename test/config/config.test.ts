@@ -57,6 +57,19 @@ describe('configuration', () => {
     }
   });
 
+  it('takes SIGN_IN_LOCKOUT_MAX as a duration of at least 15m, 24h by default', () => {
+    assert.equal(loadConfig(valid).SIGN_IN_LOCKOUT_MAX, 24 * 3_600_000);
+    assert.equal(loadConfig({ ...valid, SIGN_IN_LOCKOUT_MAX: '7d' }).SIGN_IN_LOCKOUT_MAX, 7 * 86_400_000);
+    assert.equal(loadConfig({ ...valid, SIGN_IN_LOCKOUT_MAX: '15m' }).SIGN_IN_LOCKOUT_MAX, 900_000);
+    for (const bad of ['14m', 'forever', '']) {
+      assert.deepEqual(
+        problems({ ...valid, SIGN_IN_LOCKOUT_MAX: bad }).map((p) => p.split(':')[0]),
+        ['SIGN_IN_LOCKOUT_MAX'],
+        bad,
+      );
+    }
+  });
+
   it('refuses to start in production with ALLOW_INSECURE_WEBHOOKS or ALLOW_PRIVATE_NETWORK_URLS', () => {
     for (const name of ['ALLOW_INSECURE_WEBHOOKS', 'ALLOW_PRIVATE_NETWORK_URLS'] as const) {
       const found = problems({ ...valid, NODE_ENV: 'production', [name]: 'true' });

@@ -340,6 +340,42 @@ describe('identity', () => {
         assert.ok(second > 900 && second <= 1800, `second lockout ${second} s`);
       });
 
+      it('stops doubling the lockout at SIGN_IN_LOCKOUT_MAX', async () => {
+        const stack = await testStack();
+        const capped = await startGateway({
+          config: stack.config({
+            TRUST_PROXY: 'loopback',
+            SIGN_IN_ATTEMPTS_PER_15_MINUTES: '3',
+            SIGN_IN_LOCKOUT_MAX: '20m',
+          }),
+        });
+        try {
+          const { email } = await signUp();
+          const ip = clientIp();
+          const pairKey = `sign-in-account-ip:${hashToken(`${email}\n${ip}`)}`;
+          const lockOut = async () => {
+            for (let i = 0; i < 3; i++)
+              assert.equal((await attempt(capped, email, `wrong password ${i}`, ip)).status, 401);
+            const res = await attempt(capped, email, 'wrong password 3', ip);
+            assert.equal(res.status, 429);
+            return Number(res.headers.get('retry-after'));
+          };
+          const lockouts: number[] = [];
+          for (let n = 0; n < 3; n++) {
+            lockouts.push(await lockOut());
+            await stack.db.pool.query(`UPDATE "RateLimit" SET expire = 0 WHERE key = ANY($1)`, [
+              [`sign-in-ip:${ip}`, pairKey],
+            ]);
+          }
+          const [first = 0, ...later] = lockouts;
+          assert.ok(first > 0 && first <= 900, `first lockout ${first} s`);
+          // Doubled, the second would be 30 and the third 60 minutes: both stop at 20.
+          for (const seconds of later) assert.ok(seconds > 900 && seconds <= 1200, `lockouts ${lockouts}`);
+        } finally {
+          await capped.close();
+        }
+      });
+
       it('answers 429 once one address has used its attempts, whatever the emails', async () => {
         const ip = clientIp();
         for (let i = 0; i < 3; i++) {

@@ -19,11 +19,12 @@ export interface StackSettings {
   dataDir: string;
   ports: { postgres: number; temporal: number; temporalUi: number; gateway: number };
   url: string;
-  env: Record<string, string>;
+  /** Added to the test's environment; an undefined value removes the variable. */
+  env: Record<string, string | undefined>;
 }
 
-/** Fresh ports and a fresh data folder; `env` adds to (or overrides) the stack's environment. */
-export async function stackSettings(env: Record<string, string> = {}): Promise<StackSettings> {
+/** Fresh ports and a fresh data folder; `env` adds to (or overrides, or removes) the stack's environment. */
+export async function stackSettings(env: Record<string, string | undefined> = {}): Promise<StackSettings> {
   const dir = await mkdtemp(path.join(tmpdir(), 'lifecycle-'));
   // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
   await chmod(dir, 0o755);
@@ -73,6 +74,7 @@ export interface Stack extends WatchedOutput {
 /** `npm start`, or `npm run start:cluster` (script `start:cluster`), which prints `[cluster]` lines. */
 export function startStack(settings: StackSettings, script: 'start' | 'start:cluster' = 'start'): Stack {
   const env: NodeJS.ProcessEnv = { ...process.env, ...settings.env };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   // The stack must start its own PostgreSQL and Temporal, whatever the test's shell points at.
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;

@@ -123,6 +123,47 @@ describe('agent runs', function () {
     assert.match(done.text, /second question/);
   });
 
+  it('keeps the chat out of the workflow: each step loads the history itself, so no payload grows with it', async () => {
+    const scripted = new ScriptedModel([
+      { text: 'first answer', toolCalls: [] },
+      { text: 'second answer', toolCalls: [] },
+    ]);
+    await serve(scripted);
+    // Two long messages (the longest a turn takes): a workflow that carried the history would hold both.
+    const long = (marker: string) => `${marker} ${'lorem ipsum '.repeat(600)}`;
+    const first = await send({ text: long('FIRST-TURN-MARKER') });
+    await until(first, terminal, 'the first run');
+    const second = await send({ text: long('SECOND-TURN-MARKER'), chatId: first.chatId });
+    const done = await until(second, terminal, 'the second run');
+    assert.equal(done.status, 'COMPLETE');
+    // The model did see the whole chat...
+    assert.match(JSON.stringify(scripted.calls.at(-1)), /FIRST-TURN-MARKER[\s\S]*SECOND-TURN-MARKER/);
+    // ... but no event of the run's workflow (input, activity inputs and results) carries it.
+    const { temporal } = await testStack();
+    const history = await temporal.client.workflow
+      .getHandle(second.chatId, done.triggerRunId ?? undefined)
+      .fetchHistory();
+    // Every payload's bytes as text (JSON.stringify would show them base64-encoded).
+    const payloads: string[] = [];
+    const collect = (value: unknown): void => {
+      if (value instanceof Uint8Array) payloads.push(Buffer.from(value).toString('utf8'));
+      else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+    };
+    collect(history.events);
+    const text = payloads.join('\n');
+    assert.ok(text.includes(second.runId), 'the payloads were read: the input names the run');
+    for (const [what, mark] of [
+      ['the first turn', 'FIRST-TURN-MARKER'],
+      ['the second turn', 'SECOND-TURN-MARKER'],
+      ['a message body', 'lorem ipsum'],
+    ] as const) {
+      assert.ok(
+        !text.includes(mark),
+        `${what}'s text is in a workflow payload (${payloads.length} payloads)`,
+      );
+    }
+  });
+
   it('fails the run with a safe message when no model provider is configured', async () => {
     await serve(undefined);
     const turn = await send({ text: 'anyone there?' });

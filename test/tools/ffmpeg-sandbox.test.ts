@@ -95,8 +95,24 @@ describe('ffmpeg and ffprobe sandbox', function () {
     // The same file is readable when named directly: only the indirection is refused.
     assert.ok(await probe(config, secret, AbortSignal.timeout(20_000)));
     const list = path.join(dir, 'upload.mp4');
-    // A relative name: the concat demuxer's own safe mode would refuse an absolute one anyway.
-    await writeFile(list, `ffconcat version 1.0\nfile '${path.basename(secret)}'\n`);
+    // A relative name: the concat demuxer's own safe mode would refuse an absolute one anyway. With
+    // its duration given, the list would read as a one-second video were the demuxer allowed.
+    await writeFile(list, `ffconcat version 1.0\nfile '${path.basename(secret)}'\nduration 1\n`);
     assert.equal(await probe(config, list, AbortSignal.timeout(20_000)), undefined);
+  });
+
+  it('ffprobe does not open a local file named inside a playlist', async () => {
+    const segment = path.join(dir, 'segment.mp4');
+    await writeFile(segment, await testVideo({ width: 64, height: 48, fps: 10, seconds: 1, audio: false }));
+    assert.ok(await probe(config, segment, AbortSignal.timeout(20_000)));
+    // ffmpeg's HLS demuxer lets a local playlist name local files: only the format allow-list stops it.
+    const playlist = path.join(dir, 'playlist.mp4');
+    await writeFile(
+      playlist,
+      ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXTINF:1,', path.basename(segment), '#EXT-X-ENDLIST', ''].join(
+        '\n',
+      ),
+    );
+    assert.equal(await probe(config, playlist, AbortSignal.timeout(20_000)), undefined);
   });
 });
