@@ -143,15 +143,20 @@ function Dialog({
   );
 }
 
+/** "Signing secret" in a sentence is "signing secret", and "API key" stays "API key". */
+const inSentence = (label: string) =>
+  /^.[a-z]/.test(label) ? label[0]?.toLowerCase() + label.slice(1) : label;
+
 /** A secret the API shows in this one answer: copy it now, it will not be shown again. */
 export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const noun = inSentence(label);
   return (
-    <Dialog label={`New ${label.toLowerCase()}`} onClose={onDone}>
+    <Dialog label={`New ${noun}`} onClose={onDone}>
       <section class="secret">
         <p class="warning" role="alert">
-          Copy this {label.toLowerCase()} now. It will not be shown again.
+          Copy this {noun} now. It will not be shown again.
         </p>
         <input
           ref={input}
@@ -174,7 +179,7 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
           </button>
         </div>
         <p class="muted" role="status">
-          {copied ? `The ${label.toLowerCase()} is on the clipboard.` : ''}
+          {copied ? `The ${noun} is on the clipboard.` : ''}
         </p>
       </section>
     </Dialog>
