@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Browser, KeyInput, Page } from 'puppeteer-core';
-import { consolePage, launchBrowser, startConsoleStack, type ConsoleStack } from './browser';
+import { createTestUser } from '../../testkit/users';
+import { ScriptedModel } from '../support/scripted-model';
+import { consolePage, launchBrowser, signIn, startConsoleStack, type ConsoleStack } from './browser';
 
 const PASSWORD = 'a long enough password';
 
@@ -222,5 +224,45 @@ describe('the console with the keyboard alone', function () {
       ['h1', 'API keys'],
       'the row went with its button: the focus is on the heading',
     );
+  });
+});
+
+describe('the keyboard’s focus on Cancel run when the run ends', function () {
+  this.timeout(120_000);
+  let stack: ConsoleStack;
+  let browser: Browser;
+  let page: Page;
+  const model = new ScriptedModel([{ text: 'A story told slowly, and then to its end.', toolCalls: [] }]);
+
+  before(async () => {
+    stack = await startConsoleStack({ deps: { model } });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    await signIn(page, stack.gateway.url, await createTestUser());
+  });
+  after(async () => {
+    model.release();
+    await browser?.close();
+    await stack?.close();
+  });
+
+  it('goes to the run’s status, not to the document', async () => {
+    const ui = consolePage(page, stack.gateway.url);
+    model.holdAfterFirstHalf();
+    await ui.go('/chats');
+    await ui.fill('Message', 'tell me a story');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('Enter');
+    await page.keyboard.up('Control');
+    await ui.seeText('A story told');
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    assert.equal(((await page.evaluate(FOCUSED)) as Focused | null)?.name, 'Cancel run');
+    model.release();
+    await ui.seeText('Run complete');
+    const now = (await page.evaluate(FOCUSED)) as Focused | null;
+    assert.equal(now?.name, 'Run complete');
+    assert.ok(now.ring, 'its focus ring shows');
   });
 });

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
 import type { ToolAsset } from './types';
@@ -78,6 +78,20 @@ export function focusHeading(): void {
   if (!heading) return;
   heading.tabIndex = -1;
   heading.focus();
+}
+
+/**
+ * When the element behind `ref` goes away while it has the focus (Cancel run, at the run's end),
+ * `to` takes the focus once the render is done, instead of the document.
+ */
+export function useFocusAfterGoing(ref: RefObject<HTMLElement | null>, to: () => HTMLElement | null): void {
+  useLayoutEffect(
+    () => () => {
+      // Run on unmount, before the element leaves the document.
+      if (ref.current && document.activeElement === ref.current) queueMicrotask(() => to()?.focus());
+    },
+    [],
+  );
 }
 
 const FOCUSABLE =

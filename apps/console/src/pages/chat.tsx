@@ -1,4 +1,4 @@
-import { Component } from 'preact';
+import { Component, type RefObject } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, V1, get, post } from '../api';
 import { limits, refuseFiles } from '../limits';
@@ -15,7 +15,7 @@ import {
   type ToolResult,
   type Waitpoint,
 } from '../types';
-import { Assets, Empty, ErrorNote, Json, Loading, Media, Time } from '../ui';
+import { Assets, Empty, ErrorNote, Json, Loading, Media, Time, useFocusAfterGoing } from '../ui';
 
 /**
  * Messages are read a page at a time, newest first: a long chat opens on its latest page with one
@@ -247,17 +247,19 @@ function PlanView({
   );
 }
 
-function RunView({
+/** Cancel run, while the run is active; at its end, the run's status takes the focus this had. */
+function CancelRun({
   run,
-  reconnecting,
+  status,
   onError,
 }: {
   run: RunSnapshot;
-  reconnecting: boolean;
+  status: RefObject<HTMLElement | null>;
   onError: (e: unknown) => void;
 }) {
   const [cancelling, setCancelling] = useState(false);
-  const active = !isTerminal(run.status);
+  const button = useRef<HTMLButtonElement>(null);
+  useFocusAfterGoing(button, () => status.current);
   const cancel = async () => {
     setCancelling(true);
     try {
@@ -269,16 +271,30 @@ function RunView({
     }
   };
   return (
+    <button ref={button} type="button" class="danger" disabled={cancelling} onClick={() => void cancel()}>
+      Cancel run
+    </button>
+  );
+}
+
+function RunView({
+  run,
+  reconnecting,
+  onError,
+}: {
+  run: RunSnapshot;
+  reconnecting: boolean;
+  onError: (e: unknown) => void;
+}) {
+  const active = !isTerminal(run.status);
+  const status = useRef<HTMLSpanElement>(null);
+  return (
     <section class="run" aria-label="Current run" aria-busy={active}>
       <div class="row">
-        <span class={`status status-${run.status.toLowerCase()}`} role="status">
+        <span ref={status} tabIndex={-1} class={`status status-${run.status.toLowerCase()}`} role="status">
           Run {run.status.toLowerCase()}
         </span>
-        {active && (
-          <button type="button" class="danger" disabled={cancelling} onClick={() => void cancel()}>
-            Cancel run
-          </button>
-        )}
+        {active && <CancelRun run={run} status={status} onError={onError} />}
       </div>
       {active && reconnecting && (
         <p class="notice" role="status">
