@@ -71,7 +71,7 @@ export function registerResources(
       if (parsed.kind === 'run') return await ops.runs.getRun(caller, parsed);
       const [chat, messages] = await Promise.all([
         ops.chats.getChat(caller, parsed.chatId),
-        ops.chats.listMessages(caller, parsed.chatId, { limit: 50 }),
+        ops.chats.listMessages(caller, parsed.chatId, { limit: 50, order: 'asc' }),
       ]);
       return { chat, messages: messages.data };
     } catch (err) {

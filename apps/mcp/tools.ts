@@ -217,7 +217,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
   get_messages: define({
     title: 'Get messages',
     description:
-      "Reads a chat's messages, oldest first, one page at a time (pass nextCursor as cursor for the next). " +
+      "Reads a chat's messages, oldest first (order: 'desc' for newest first), one page at a time (pass nextCursor as cursor for the next). " +
       'Each message has its role, content blocks (text, images, tool use and results) and the run that made it.',
     input: getMessagesInputSchema,
     output: messageListSchema,

@@ -82,18 +82,20 @@ export async function softDeleteChat(pool: Pool, userId: string, chatId: string)
 export async function selectMessages(
   pool: Pool,
   chatId: string,
-  query: { limit: number; cursor?: string },
+  query: { limit: number; cursor?: string; order: 'asc' | 'desc' },
 ): Promise<{ messages: MessageRow[]; attachments: (AttachmentRow & { messageId: string })[] }> {
   const values: unknown[] = [chatId, query.limit + 1];
+  const desc = query.order === 'desc';
   let after = '';
   if (query.cursor) {
     const position = decodeCursor(query.cursor);
     values.push(position.at, position.id);
-    after = 'AND ("createdAt", id) > ($3, $4)';
+    after = `AND ("createdAt", id) ${desc ? '<' : '>'} ($3, $4)`;
   }
+  const direction = desc ? 'DESC' : 'ASC';
   const { rows: messages } = await pool.query<MessageRow>(
     `SELECT id, "chatId", role, "runId", "contentBlocks", "createdAt" FROM "Message"
-      WHERE "chatId" = $1 ${after} ORDER BY "createdAt", id LIMIT $2`,
+      WHERE "chatId" = $1 ${after} ORDER BY "createdAt" ${direction}, id ${direction} LIMIT $2`,
     values,
   );
   const { rows: attachments } = await pool.query<AttachmentRow & { messageId: string }>(

@@ -57,7 +57,14 @@ export const chatListQuerySchema = z.object({
 });
 export type ChatListQuery = z.output<typeof chatListQuerySchema>;
 
-export const messageListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
+export const messageListQuerySchema = z.object({
+  limit: limitQuery(100, 50),
+  cursor: cursorQuery,
+  order: z.enum(['asc', 'desc']).default('asc').openapi({
+    description:
+      'Oldest first (`asc`), or newest first (`desc`: a long chat opens on its latest page); `nextCursor` goes on in the same order.',
+  }),
+});
 export type MessageListQuery = z.output<typeof messageListQuerySchema>;
 
 export interface ChatRow {

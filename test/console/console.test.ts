@@ -6,23 +6,24 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import axe from 'axe-core';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { startGateway, type TestGateway } from '../../testkit/gateway';
-import { freePort, testStack } from '../../testkit/stack';
+import type { Browser, Page } from 'puppeteer-core';
+import type { TestGateway } from '../../testkit/gateway';
 import { createTestUser } from '../../testkit/users';
 import { solidPng } from '../support/fake-providers';
-import { startWorker, type TestWorker } from '../../testkit/worker';
+import {
+  DESKTOP,
+  PHONE,
+  aria,
+  consolePage,
+  launchBrowser,
+  startConsoleStack,
+  type ConsoleStack,
+} from './browser';
 
 /** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
 const SHOTS =
   process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 360, height: 740 };
 const PASSWORD = 'a long enough password';
-
-/** An element by its accessible name (and role), as a screen reader finds it. */
-const aria = (name: string, role?: string) =>
-  `::-p-aria(${role ? `[name="${name}"][role="${role}"]` : name})`;
 
 /** A webhook receiver that fails until told to answer. */
 async function startReceiver() {
@@ -49,37 +50,18 @@ async function startReceiver() {
 
 describe('the console in a browser', function () {
   this.timeout(240_000);
+  let stack: ConsoleStack;
   let gateway: TestGateway;
-  let worker: TestWorker;
   let browser: Browser;
   let page: Page;
   const otherOrigins: string[] = [];
   const email = `console-${randomUUID()}@example.test`;
 
   before(async () => {
-    const port = await freePort();
-    const config = (await testStack()).config({
-      TEMPORAL_TASK_QUEUE: `console-${randomUUID()}`,
-      MODEL_PROVIDER: 'local',
-      IMAGE_PROVIDER: 'local-preview',
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
-      SIGN_UP_RATE_LIMIT_PER_HOUR: '1000',
-    });
-    worker = await startWorker({ config });
-    gateway = await startGateway({ config, port });
+    stack = await startConsoleStack();
+    gateway = stack.gateway;
     await mkdir(SHOTS, { recursive: true });
-    browser = await puppeteer.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-      defaultViewport: DESKTOP,
-    });
+    browser = await launchBrowser();
     page = await browser.newPage();
     page.on('request', (req) => {
       const url = req.url();
@@ -88,24 +70,16 @@ describe('the console in a browser', function () {
   });
   after(async () => {
     await browser?.close();
-    await gateway?.close();
-    await worker?.stop();
+    await stack?.close();
   });
 
-  const go = (pathname: string) => page.goto(`${gateway.url}${pathname}`, { waitUntil: 'networkidle0' });
-  const click = (name: string, role = 'button') => page.locator(aria(name, role)).click();
-  const fill = (name: string, value: string) => page.locator(aria(name)).fill(value);
-  const pageText = async () => String(await page.evaluate('document.body.innerText'));
-  const seeText = (text: string, timeout = 30_000) =>
-    page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, {
-      timeout,
-      polling: 100,
-    });
-  const valueOf = (name: string) =>
-    page
-      .locator(aria(name, 'textbox'))
-      .map((el) => (el as unknown as { value: string }).value)
-      .wait();
+  const ui = () => consolePage(page, gateway.url);
+  const go = (pathname: string) => ui().go(pathname);
+  const click = (name: string, role = 'button') => ui().click(name, role);
+  const fill = (name: string, value: string) => ui().fill(name, value);
+  const pageText = () => ui().pageText();
+  const seeText = (text: string, timeout?: number) => ui().seeText(text, timeout);
+  const valueOf = (name: string) => ui().valueOf(name);
 
   /** Presses Refresh, as a person watching the deliveries would, until `text` shows. */
   async function refreshUntil(text: string, timeoutMs: number): Promise<void> {

@@ -129,6 +129,39 @@ describe('messages', () => {
     );
   });
 
+  it('pages newest first with order=desc, ties broken by id, and the cursor going on backwards', async () => {
+    const user = await createTestUser();
+    const chatId = await insertChat(user.userId);
+    const ids = await insertMessages(chatId, ['first', 'second', 'third']);
+    const { db } = await testStack();
+    const twins = [randomUUID(), randomUUID()].sort();
+    for (const id of twins)
+      await db.pool.query(
+        `INSERT INTO "Message" (id, "chatId", role, "createdAt") VALUES ($1, $2, 'user', '2026-01-01T00:01:00Z')`,
+        [id, chatId],
+      );
+    const newest = [...ids, ...twins].reverse();
+    const first = (await (await list(user, chatId, 'order=desc&limit=3')).json()) as MessagePage;
+    assert.deepEqual(
+      first.data.map((m) => m.id),
+      newest.slice(0, 3),
+    );
+    assert.ok(first.nextCursor);
+    // A message arriving between pages is newer than the cursor: the older pages neither repeat nor skip one.
+    await insertMessages(chatId, ['late'], 100);
+    const rest = (await (
+      await list(user, chatId, `order=desc&limit=10&cursor=${first.nextCursor}`)
+    ).json()) as MessagePage;
+    assert.equal(rest.nextCursor, null);
+    assert.deepEqual(
+      rest.data.map((m) => m.id),
+      newest.slice(3),
+    );
+    const bad = await list(user, chatId, 'order=newest');
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { code: string }).code, 'INVALID_REQUEST');
+  });
+
   it('breaks ties on createdAt by id', async () => {
     const user = await createTestUser();
     const chatId = await insertChat(user.userId);

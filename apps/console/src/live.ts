@@ -1,17 +1,22 @@
-import { V1, request } from './api';
+import { ApiError, V1, request } from './api';
 import { isTerminal, type RunSnapshot, type ToolCall, type Waitpoint } from './types';
 
 const POLL_MS = 700;
 
-type Follow = (
-  chatId: string,
-  runId: string,
-  onSnapshot: (run: RunSnapshot) => void,
-  onError: (error: unknown) => void,
-) => () => void;
+export interface FollowHandlers {
+  onSnapshot: (run: RunSnapshot) => void;
+  onError: (error: unknown) => void;
+  /** The connection dropped and is being tried again (true), or it is back (false). */
+  onReconnecting?: (reconnecting: boolean) => void;
+}
 
-/** Polling with If-None-Match (a 304 costs a few bytes): the fallback when the stream cannot be had. */
-const poll: Follow = (chatId, runId, onSnapshot, onError) => {
+type Follow = (chatId: string, runId: string, handlers: FollowHandlers) => () => void;
+
+/**
+ * Polling with If-None-Match (a 304 costs a few bytes): the fallback when the stream cannot be had.
+ * A poll that cannot reach the service is a connection lost, not an error: the next one may.
+ */
+const poll: Follow = (chatId, runId, { onSnapshot, onError, onReconnecting = () => undefined }) => {
   let stopped = false;
   let etag: string | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -20,6 +25,7 @@ const poll: Follow = (chatId, runId, onSnapshot, onError) => {
       const headers: Record<string, string> = etag ? { 'if-none-match': etag } : {};
       const res = await request('GET', `${V1}/chats/${chatId}/runs/${runId}`, undefined, headers);
       if (stopped) return;
+      onReconnecting(false);
       if (res.status !== 304) {
         etag = res.headers.get('etag');
         const run = (await res.json()) as RunSnapshot;
@@ -28,7 +34,8 @@ const poll: Follow = (chatId, runId, onSnapshot, onError) => {
       }
     } catch (error) {
       if (stopped) return;
-      onError(error);
+      if (error instanceof ApiError && error.code === 'NETWORK') onReconnecting(true);
+      else onError(error);
     }
     timer = setTimeout(() => void once(), POLL_MS);
   };
@@ -74,17 +81,22 @@ const EVENTS = [
 
 /**
  * Follows a run until it ends, calling `onSnapshot` with each new state: the run's live stream
- * (its snapshot, then each change; the browser resumes it after a drop with Last-Event-ID), and
- * polling when the stream cannot be opened or is closed for good before the run ended.
+ * (its snapshot, then each change), and polling when the stream cannot be opened or is closed for
+ * good before the run ended. After a drop (the network, a gateway restart) the browser opens the
+ * stream again by itself, every few seconds, sending `Last-Event-ID`: the gateway goes on after
+ * the last event this page applied, so nothing is missed and nothing is applied twice.
  */
-export const followRun: Follow = (chatId, runId, onSnapshot, onError) => {
+export const followRun: Follow = (chatId, runId, handlers) => {
+  const { onSnapshot, onReconnecting = () => undefined } = handlers;
   let run: RunSnapshot | null = null;
   let stopPolling: (() => void) | undefined;
   const source = new EventSource(`${V1}/chats/${chatId}/runs/${runId}/events`);
   const fallBack = () => {
     source.close();
-    stopPolling ??= poll(chatId, runId, onSnapshot, onError);
+    onReconnecting(false);
+    stopPolling ??= poll(chatId, runId, handlers);
   };
+  source.onopen = () => onReconnecting(false);
   for (const name of EVENTS) {
     source.addEventListener(name, (e) => {
       const data: unknown = JSON.parse((e as MessageEvent<string>).data);
@@ -95,7 +107,9 @@ export const followRun: Follow = (chatId, runId, onSnapshot, onError) => {
     });
   }
   source.onerror = () => {
-    if (source.readyState === EventSource.CLOSED && !(run && isTerminal(run.status))) fallBack();
+    if (run && isTerminal(run.status)) return;
+    if (source.readyState === EventSource.CONNECTING) onReconnecting(true);
+    else fallBack();
   };
   return () => {
     source.close();

@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post, whenSignedOut } from './api';
 import { AuthPage } from './pages/auth';
 import { ChatsPage } from './pages/chats';
@@ -8,7 +8,7 @@ import { ToolsPage } from './pages/tools';
 import { WebhooksPage } from './pages/webhooks';
 import { follow, navigate, usePath } from './router';
 import type { User } from './types';
-import { ErrorNote, Loading } from './ui';
+import { ErrorNote, Loading, focusHeading } from './ui';
 import './styles.css';
 
 const NAV = [
@@ -39,6 +39,14 @@ function App() {
       (e: unknown) => (e instanceof ApiError && e.status === 401 ? setUser(null) : setError(e)),
     );
   }, []);
+
+  // Signing in or out replaces the whole page, and what had the focus with it.
+  const signedIn = useRef<boolean | undefined>(undefined);
+  useEffect(() => {
+    const now = user === undefined ? undefined : user !== null;
+    if (signedIn.current !== undefined && now !== signedIn.current) focusHeading();
+    signedIn.current = now;
+  }, [user]);
 
   useEffect(() => {
     const heading = document.querySelector('h1');

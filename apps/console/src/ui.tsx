@@ -1,5 +1,5 @@
-import type { ComponentChildren } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import type { ComponentChildren, RefObject } from 'preact';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
 import type { ToolAsset } from './types';
 
@@ -69,16 +69,109 @@ async function copy(text: string, input: HTMLInputElement | null): Promise<void>
   }
 }
 
+/**
+ * Focus for when what had it is gone (a page replaced, a row removed): the page's heading, so the
+ * next Tab goes on from the top of the page's content instead of the top of the document.
+ */
+export function focusHeading(): void {
+  const heading = document.querySelector<HTMLElement>('main h1');
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
+
+/**
+ * When the element behind `ref` goes away while it has the focus (Cancel run, at the run's end),
+ * `to` takes the focus once the render is done, instead of the document.
+ */
+export function useFocusAfterGoing(ref: RefObject<HTMLElement | null>, to: () => HTMLElement | null): void {
+  useLayoutEffect(
+    () => () => {
+      // Run on unmount, before the element leaves the document.
+      if (ref.current && document.activeElement === ref.current) queueMicrotask(() => to()?.focus());
+    },
+    [],
+  );
+}
+
+const FOCUSABLE =
+  'a[href], button:not(:disabled), input:not(:disabled), textarea:not(:disabled), select:not(:disabled), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal dialog: the page behind it is inert, Tab and Shift+Tab go round inside it, Escape
+ * closes it, and focus goes back to where it was, or to the page's heading when that is gone (a
+ * revoked key's row).
+ */
+function Dialog({
+  label,
+  alert,
+  onClose,
+  children,
+}: {
+  label: string;
+  alert?: boolean;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => {
+    const dialog = ref.current;
+    const before = document.activeElement;
+    dialog?.showModal();
+    return () => {
+      dialog?.close();
+      // Once the render that closed it is done: it may have taken `before` away too (a revoked key's row).
+      queueMicrotask(() => {
+        if (before instanceof HTMLElement && before !== document.body && before.isConnected) before.focus();
+        else focusHeading();
+      });
+    };
+  }, []);
+  const keepTabInside = (event: KeyboardEvent) => {
+    if (event.key !== 'Tab' || !ref.current) return;
+    const inside = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)];
+    const [first, last] = [inside[0], inside[inside.length - 1]];
+    const at = document.activeElement;
+    if (event.shiftKey && (at === first || at === ref.current)) {
+      event.preventDefault();
+      last?.focus();
+    } else if (!event.shiftKey && at === last) {
+      event.preventDefault();
+      first?.focus();
+    }
+  };
+  return (
+    <dialog
+      ref={ref}
+      class="dialog"
+      role={alert ? 'alertdialog' : undefined}
+      aria-label={label}
+      onKeyDown={keepTabInside}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+    >
+      {children}
+    </dialog>
+  );
+}
+
+/** "Signing secret" in a sentence is "signing secret", and "API key" stays "API key". */
+const inSentence = (label: string) =>
+  /^.[a-z]/.test(label) ? label[0]?.toLowerCase() + label.slice(1) : label;
+
 /** A secret the API shows in this one answer: copy it now, it will not be shown again. */
 export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const noun = inSentence(label);
   return (
-    <section class="secret" aria-label={label}>
-      <p class="warning" role="alert">
-        Copy this {label.toLowerCase()} now. It will not be shown again.
-      </p>
-      <div class="row">
+    <Dialog label={`New ${noun}`} onClose={onDone}>
+      <section class="secret">
+        <p class="warning" role="alert">
+          Copy this {noun} now. It will not be shown again.
+        </p>
         <input
           ref={input}
           readOnly
@@ -86,18 +179,28 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
           aria-label={label}
           onFocus={(e) => e.currentTarget.select()}
         />
-        <button type="button" onClick={() => void copy(value, input.current).then(() => setCopied(true))}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </section>
+        <div class="row">
+          <button
+            type="button"
+            class="primary"
+            autoFocus
+            onClick={() => void copy(value, input.current).then(() => setCopied(true))}
+          >
+            {copied ? 'Copied' : 'Copy'}
+          </button>
+          <button type="button" onClick={onDone}>
+            Done
+          </button>
+        </div>
+        <p class="muted" role="status">
+          {copied ? `The ${noun} is on the clipboard.` : ''}
+        </p>
+      </section>
+    </Dialog>
   );
 }
 
-/** A second step before something that cannot be undone. */
+/** A second step before something that cannot be undone; the safe answer has the focus. */
 export function Confirm({
   question,
   yes,
@@ -110,14 +213,16 @@ export function Confirm({
   onNo: () => void;
 }) {
   return (
-    <div class="confirm" role="group" aria-label={question}>
-      <span>{question}</span>
-      <button type="button" class="danger" onClick={onYes} ref={(el) => el?.focus()}>
-        {yes}
-      </button>
-      <button type="button" onClick={onNo}>
-        Keep
-      </button>
-    </div>
+    <Dialog label={question} alert onClose={onNo}>
+      <p>{question}</p>
+      <div class="row">
+        <button type="button" class="danger" onClick={onYes}>
+          {yes}
+        </button>
+        <button type="button" autoFocus onClick={onNo}>
+          Keep
+        </button>
+      </div>
+    </Dialog>
   );
 }

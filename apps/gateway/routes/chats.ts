@@ -98,7 +98,7 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
     method: 'get',
     path: '/api/v1/chats/:chatId/messages',
     operationId: 'listMessages',
-    summary: 'List the messages of a chat, oldest first',
+    summary: 'List the messages of a chat, oldest first (or newest first with `order=desc`)',
     tag: 'Chats',
     auth: 'apiKey',
     request: { params: chatParamsSchema, query: messageListQuerySchema },

@@ -233,7 +233,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List the messages of a chat, oldest first */
+    /** List the messages of a chat, oldest first (or newest first with `order=desc`) */
     get: operations['listMessages'];
     put?: never;
     post?: never;
@@ -2475,6 +2475,8 @@ export interface operations {
         limit?: number;
         /** @description The `nextCursor` of the previous page. */
         cursor?: string;
+        /** @description Oldest first (`asc`), or newest first (`desc`: a long chat opens on its latest page); `nextCursor` goes on in the same order. */
+        order?: 'asc' | 'desc';
       };
       header?: never;
       path: {

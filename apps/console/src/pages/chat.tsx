@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { Component, type RefObject } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, V1, get, post } from '../api';
 import { limits, refuseFiles } from '../limits';
 import { followRun } from '../live';
@@ -14,23 +15,40 @@ import {
   type ToolResult,
   type Waitpoint,
 } from '../types';
-import { Assets, Empty, ErrorNote, Json, Loading, Media, Time } from '../ui';
+import { Assets, Empty, ErrorNote, Json, Loading, Media, Time, useFocusAfterGoing } from '../ui';
 
-/** Messages are rendered a page at a time, newest last, so a long chat stays quick to scroll. */
-const SHOWN_STEP = 50;
+/**
+ * Messages are read a page at a time, newest first: a long chat opens on its latest page with one
+ * request and a bounded page, and older pages load as the person scrolls up.
+ */
+const PAGE_SIZE = 50;
 
-async function allMessages(chatId: string): Promise<Message[]> {
-  const messages: Message[] = [];
-  let cursor: string | null = null;
-  do {
-    const params = new URLSearchParams({ limit: '100' });
-    if (cursor) params.set('cursor', cursor);
-    const page: Page<Message> = await get<Page<Message>>(`${V1}/chats/${chatId}/messages?${params}`);
-    messages.push(...page.data);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return messages;
+interface MessagePage {
+  /** Oldest first, as they are shown. */
+  messages: Message[];
+  /** The cursor of the page before these, or null at the chat's first message. */
+  older: string | null;
 }
+
+async function messagePage(chatId: string, cursor: string | null): Promise<MessagePage> {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE), order: 'desc' });
+  if (cursor) params.set('cursor', cursor);
+  const page = await get<Page<Message>>(`${V1}/chats/${chatId}/messages?${params}`);
+  return { messages: page.data.reverse(), older: page.nextCursor };
+}
+
+/**
+ * The latest page read again (after a turn) joined to what is shown, or null when it does not
+ * reach what is shown (more than a page arrived meanwhile) and the latest page stands alone.
+ */
+function joinLatest(shown: Message[], latest: Message[]): Message[] | null {
+  const first = latest[0];
+  if (!first) return shown;
+  const at = shown.findIndex((m) => m.id === first.id);
+  return at === -1 ? null : [...shown.slice(0, at), ...latest];
+}
+
+const messageElementId = (id: string) => `message-${id}`;
 
 function ToolCallView(props: {
   toolName: string;
@@ -114,6 +132,25 @@ function Blocks({ message }: { message: Message }) {
   );
 }
 
+/**
+ * One message, drawn again only when it changes: a page loaded above, or each piece of a run's
+ * live text, leaves the hundreds already shown alone.
+ */
+class MessageItem extends Component<{ message: Message }> {
+  shouldComponentUpdate(next: { message: Message }): boolean {
+    return next.message !== this.props.message;
+  }
+
+  render({ message }: { message: Message }) {
+    return (
+      <li id={messageElementId(message.id)} class={`message ${message.role}`}>
+        <span class="role">{message.role === 'user' ? 'You' : 'Agent'}</span>
+        <Blocks message={message} />
+      </li>
+    );
+  }
+}
+
 /** Who decided, as the waitpoint records it: always this user, through one transport or another. */
 function decider(waitpoint: Waitpoint): string {
   const by = waitpoint.decidedBy;
@@ -133,9 +170,12 @@ function PlanView({
   onError: (e: unknown) => void;
 }) {
   const [busy, setBusy] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
   const pending = waitpoint.status === 'PENDING';
   const decide = async (approved: boolean, form: HTMLFormElement) => {
     const feedback = String(new FormData(form).get('feedback') ?? '').trim();
+    // The buttons go (disabled now, gone once decided): the focus waits on the plan's heading.
+    heading.current?.focus();
     setBusy(true);
     try {
       await post(`${V1}/chats/${run.chatId}/runs/${run.id}/waitpoints/${waitpoint.id}/complete`, {
@@ -155,7 +195,9 @@ function PlanView({
   };
   return (
     <section class="plan" aria-label="Plan">
-      <h2>Plan {pending ? 'waiting for your approval' : waitpoint.status.toLowerCase()}</h2>
+      <h2 ref={heading} tabIndex={-1}>
+        Plan {pending ? 'waiting for your approval' : waitpoint.status.toLowerCase()}
+      </h2>
       <p>{waitpoint.plan.summary}</p>
       <ol>
         {waitpoint.plan.steps.map((s, i) => (
@@ -205,9 +247,19 @@ function PlanView({
   );
 }
 
-function RunView({ run, onError }: { run: RunSnapshot; onError: (e: unknown) => void }) {
+/** Cancel run, while the run is active; at its end, the run's status takes the focus this had. */
+function CancelRun({
+  run,
+  status,
+  onError,
+}: {
+  run: RunSnapshot;
+  status: RefObject<HTMLElement | null>;
+  onError: (e: unknown) => void;
+}) {
   const [cancelling, setCancelling] = useState(false);
-  const active = !isTerminal(run.status);
+  const button = useRef<HTMLButtonElement>(null);
+  useFocusAfterGoing(button, () => status.current);
   const cancel = async () => {
     setCancelling(true);
     try {
@@ -219,17 +271,36 @@ function RunView({ run, onError }: { run: RunSnapshot; onError: (e: unknown) => 
     }
   };
   return (
+    <button ref={button} type="button" class="danger" disabled={cancelling} onClick={() => void cancel()}>
+      Cancel run
+    </button>
+  );
+}
+
+function RunView({
+  run,
+  reconnecting,
+  onError,
+}: {
+  run: RunSnapshot;
+  reconnecting: boolean;
+  onError: (e: unknown) => void;
+}) {
+  const active = !isTerminal(run.status);
+  const status = useRef<HTMLSpanElement>(null);
+  return (
     <section class="run" aria-label="Current run" aria-busy={active}>
       <div class="row">
-        <span class={`status status-${run.status.toLowerCase()}`} role="status">
+        <span ref={status} tabIndex={-1} class={`status status-${run.status.toLowerCase()}`} role="status">
           Run {run.status.toLowerCase()}
         </span>
-        {active && (
-          <button type="button" class="danger" disabled={cancelling} onClick={() => void cancel()}>
-            Cancel run
-          </button>
-        )}
+        {active && <CancelRun run={run} status={status} onError={onError} />}
       </div>
+      {active && reconnecting && (
+        <p class="notice" role="status">
+          Connection lost: reconnecting… The run goes on meanwhile, and what it wrote will show.
+        </p>
+      )}
       {run.waitpoints.map((w) => (
         <PlanView key={w.id} run={run} waitpoint={w} onError={onError} />
       ))}
@@ -262,6 +333,9 @@ async function activeRunOf(
   return get<RunSnapshot>(`${V1}/chats/${chatId}/runs/${runId}`);
 }
 
+/** Set by a send that opens its new chat: the new chat's composer takes the focus the old one had. */
+let focusNextComposer = false;
+
 function Composer({
   chat,
   onQueued,
@@ -275,7 +349,13 @@ function Composer({
   const [busy, setBusy] = useState(false);
   const [files, setFiles] = useState<File[]>([]);
   const filesInput = useRef<HTMLInputElement>(null);
+  const text = useRef<HTMLTextAreaElement>(null);
   const refusal = refuseFiles(files);
+
+  useEffect(() => {
+    if (focusNextComposer) text.current?.focus();
+    focusNextComposer = false;
+  }, []);
 
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -314,6 +394,7 @@ function Composer({
         Message
       </label>
       <textarea
+        ref={text}
         id="composer-text"
         name="text"
         rows={3}
@@ -361,19 +442,24 @@ function Composer({
 
 export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: () => void }) {
   const [messages, setMessages] = useState<Message[] | null>(chat ? null : []);
-  const [shown, setShown] = useState(SHOWN_STEP);
+  const [older, setOlder] = useState<string | null>(null);
+  const [loadingOlder, setLoadingOlder] = useState(false);
   const [run, setRun] = useState<RunSnapshot | null>(null);
+  const [reconnecting, setReconnecting] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const stop = useRef<() => void>(() => undefined);
+  /** What the next render does to the scroll position: go to the newest, or keep a message where it was. */
+  const scroll = useRef<{ to: 'newest' } | { keep: string; top: number } | null>(null);
+  const earlier = useRef<HTMLButtonElement>(null);
+  const shown = useRef(messages);
+  shown.current = messages;
 
   const follow = (first: RunSnapshot | { chatId: string; id: string }) => {
     stop.current();
     if ('status' in first) setRun(first);
-    stop.current = followRun(
-      first.chatId,
-      first.id,
-      (snapshot) => {
+    stop.current = followRun(first.chatId, first.id, {
+      onSnapshot: (snapshot) => {
         setRun(snapshot);
         if (isTerminal(snapshot.status)) {
           setNotice(null);
@@ -381,47 +467,91 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
           onActivity();
         }
       },
-      setError,
-    );
+      onError: setError,
+      onReconnecting: setReconnecting,
+    });
   };
 
-  const reload = async (): Promise<Message[]> => {
-    if (!chat) return [];
-    const list = await allMessages(chat.id);
-    setMessages(list);
-    return list;
+  /** The latest page, joined to the older ones already shown. */
+  const reload = async (): Promise<void> => {
+    if (!chat) return;
+    const latest = await messagePage(chat.id, null);
+    if (!(shown.current && joinLatest(shown.current, latest.messages))) setOlder(latest.older);
+    setMessages((before) => (before && joinLatest(before, latest.messages)) ?? latest.messages);
+  };
+
+  const loadOlder = async (keepPosition: boolean) => {
+    if (!chat || !older || loadingOlder) return;
+    setLoadingOlder(true);
+    try {
+      const page = await messagePage(chat.id, older);
+      const first = messages?.[0];
+      const element = first && document.getElementById(messageElementId(first.id));
+      // Scrolled up to the top: the page read goes above, and what the person was reading stays put.
+      // Asked for with the button: the button stays put, the page read just below it.
+      if (keepPosition && first && element)
+        scroll.current = { keep: first.id, top: element.getBoundingClientRect().top };
+      setMessages((shown) => [...page.messages, ...(shown ?? [])]);
+      setOlder(page.older);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setLoadingOlder(false);
+    }
   };
 
   useEffect(() => {
     if (!chat) return;
-    reload()
-      .then((list) => activeRunOf(chat.id, list))
-      // A run that ended between the two reads wrote its answer after the first: read it again.
-      .then((r) => {
-        if (r && isTerminal(r.status)) return reload();
-        if (r) follow(r);
+    messagePage(chat.id, null)
+      .then(async (page) => {
+        scroll.current = { to: 'newest' };
+        setMessages(page.messages);
+        setOlder(page.older);
+        const r = await activeRunOf(chat.id, page.messages);
+        // A run that ended between the two reads wrote its answer after the first: read it again.
+        if (r && isTerminal(r.status)) await reload();
+        else if (r) follow(r);
       })
       .catch(setError);
     return () => stop.current();
   }, [chat?.id]);
 
-  const visible = messages ? messages.slice(Math.max(0, messages.length - shown)) : [];
+  useLayoutEffect(() => {
+    const want = scroll.current;
+    scroll.current = null;
+    if (!want) return;
+    if ('to' in want) return void window.scrollTo(0, document.documentElement.scrollHeight);
+    const element = document.getElementById(messageElementId(want.keep));
+    if (element) window.scrollBy(0, element.getBoundingClientRect().top - want.top);
+  }, [messages]);
+
+  // Older messages load when the top of the list comes near the window, once the newest are shown.
+  useEffect(() => {
+    const button = earlier.current;
+    if (!button || loadingOlder) return;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) void loadOlder(true);
+      },
+      { rootMargin: '600px 0px 0px 0px' },
+    );
+    observer.observe(button);
+    return () => observer.disconnect();
+  }, [older, loadingOlder, messages]);
+
   return (
     <div class="chat">
       <ErrorNote error={error} />
       {messages === null && !error && <Loading what="messages" />}
-      {messages && messages.length > shown && (
-        <button type="button" onClick={() => setShown((n) => n + SHOWN_STEP)}>
-          Show earlier messages
+      {older && (
+        <button ref={earlier} type="button" aria-busy={loadingOlder} onClick={() => void loadOlder(false)}>
+          {loadingOlder ? 'Loading earlier messages…' : 'Show earlier messages'}
         </button>
       )}
       {messages?.length === 0 && !run && <Empty>No messages yet. Write the first one below.</Empty>}
       <ol class="messages plain" aria-label="Messages">
-        {visible.map((m) => (
-          <li key={m.id} class={`message ${m.role}`}>
-            <span class="role">{m.role === 'user' ? 'You' : 'Agent'}</span>
-            <Blocks message={m} />
-          </li>
+        {messages?.map((m) => (
+          <MessageItem key={m.id} message={m} />
         ))}
       </ol>
       {notice && (
@@ -429,13 +559,17 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
           {notice}
         </p>
       )}
-      {run && <RunView run={run} onError={setError} />}
+      {run && <RunView run={run} reconnecting={reconnecting} onError={setError} />}
       <Composer
         chat={chat}
         onQueued={(turn) => {
           setError(null);
           onActivity();
-          if (!chat) return navigate(`/chats/${turn.chatId}`);
+          if (!chat) {
+            focusNextComposer = true;
+            return navigate(`/chats/${turn.chatId}`);
+          }
+          scroll.current = { to: 'newest' };
           void reload();
           follow({ chatId: turn.chatId, id: turn.runId });
         }}

@@ -66,17 +66,16 @@ export function KeysPage() {
                   <Time iso={k.lastUsedAt} />
                 </td>
                 <td>
-                  {revoking === k.id ? (
+                  <button type="button" class="danger" onClick={() => setRevoking(k.id)}>
+                    Revoke
+                  </button>
+                  {revoking === k.id && (
                     <Confirm
                       question={`Revoke “${k.name}”? Calls with it will fail.`}
                       yes="Yes, revoke"
                       onYes={() => revoke(k.id)}
                       onNo={() => setRevoking(null)}
                     />
-                  ) : (
-                    <button type="button" class="danger" onClick={() => setRevoking(k.id)}>
-                      Revoke
-                    </button>
                   )}
                 </td>
               </tr>

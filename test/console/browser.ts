@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { ActivityDeps } from '../../activities/deps';
+import { startGateway, type TestGateway } from '../../testkit/gateway';
+import { freePort, testStack } from '../../testkit/stack';
+import type { TestUser } from '../../testkit/users';
+import { startWorker, type TestWorker } from '../../testkit/worker';
+
+/** Debian's chromium, headless, driven by puppeteer-core (its own browser download cannot run here). */
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 360, height: 740 };
+
+export function launchBrowser(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+    ],
+    defaultViewport: DESKTOP,
+  });
+}
+
+/** An element by its accessible name (and role), as a screen reader finds it. */
+export const aria = (name: string, role?: string) =>
+  `::-p-aria(${role ? `[name="${name}"][role="${role}"]` : name})`;
+
+/** What a person does on a console page, addressed by accessible names. */
+export function consolePage(page: Page, baseUrl: string) {
+  const pageText = async () => String(await page.evaluate('document.body.innerText'));
+  return {
+    go: (pathname: string) => page.goto(`${baseUrl}${pathname}`, { waitUntil: 'networkidle0' }),
+    click: (name: string, role = 'button') => page.locator(aria(name, role)).click(),
+    fill: (name: string, value: string) => page.locator(aria(name)).fill(value),
+    pageText,
+    seeText: (text: string, timeout = 30_000) =>
+      page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, {
+        timeout,
+        polling: 100,
+      }),
+    valueOf: (name: string) =>
+      page
+        .locator(aria(name, 'textbox'))
+        .map((el) => (el as unknown as { value: string }).value)
+        .wait(),
+  };
+}
+
+export interface ConsoleStack {
+  gateway: TestGateway;
+  worker: TestWorker | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway, and a worker when the test runs turns (the local model unless `deps` has another),
+ * on their own task queue. `publicBaseUrl` is the address the browser uses when something (a
+ * proxy) stands between it and the gateway's `port`.
+ */
+export async function startConsoleStack(
+  options: { worker?: boolean; deps?: Partial<ActivityDeps>; port?: number; publicBaseUrl?: string } = {},
+): Promise<ConsoleStack> {
+  const port = options.port ?? (await freePort());
+  const config = (await testStack()).config({
+    TEMPORAL_TASK_QUEUE: `console-${randomUUID()}`,
+    MODEL_PROVIDER: 'local',
+    IMAGE_PROVIDER: 'local-preview',
+    PUBLIC_BASE_URL: options.publicBaseUrl ?? `http://127.0.0.1:${port}`,
+    STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
+    SIGN_UP_RATE_LIMIT_PER_HOUR: '1000',
+  });
+  const worker = options.worker === false ? undefined : await startWorker({ config, deps: options.deps });
+  const gateway = await startGateway({ config, port });
+  return {
+    gateway,
+    worker,
+    async close() {
+      await gateway.close();
+      await worker?.stop();
+    },
+  };
+}
+
+/** The browser signed in as `user`, with the session cookie the sign-in route would have set. */
+export async function signIn(page: Page, baseUrl: string, user: TestUser): Promise<void> {
+  const [name, value] = user.cookie.split('=') as [string, string];
+  await page.setCookie({ name, value, url: baseUrl, httpOnly: true, sameSite: 'Lax' });
+}
