@@ -148,7 +148,8 @@ function tooManyRequestsHeaders(codes: readonly ErrorCode[]) {
 export class RouteTable {
   readonly registry = new OpenAPIRegistry();
   readonly routes: { method: string; path: string }[] = [];
-  private readonly publicSpecs: RouteSpec<RequestSchema>[] = [];
+  /** Every route added, in order. */
+  readonly specs: RouteSpec<RequestSchema>[] = [];
 
   constructor(
     private readonly router: Router,
@@ -172,8 +173,7 @@ export class RouteTable {
     this.registerDocument(spec);
     const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
     this.mount(spec, spec.path, guards);
-    if (spec.auth === 'apiKey' && spec.path.startsWith(PUBLIC_API_PREFIX))
-      this.publicSpecs.push(spec as unknown as RouteSpec<RequestSchema>);
+    this.specs.push(spec as unknown as RouteSpec<RequestSchema>);
   }
 
   /**
@@ -183,7 +183,7 @@ export class RouteTable {
    * same operation. Not in the OpenAPI document: the console is not part of the public interface.
    */
   mirrorForSession(consoleGuards: RequestHandler[]): void {
-    for (const spec of this.publicSpecs)
+    for (const spec of this.specs.filter((s) => s.auth === 'apiKey' && s.path.startsWith(PUBLIC_API_PREFIX)))
       this.mount(spec, CONSOLE_API_PREFIX + spec.path.slice(PUBLIC_API_PREFIX.length), consoleGuards);
   }
 

@@ -52,13 +52,7 @@ export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void
     bodyMediaType: 'multipart/form-data',
     before: [receiveFiles()],
     responses: { 201: { description: 'Stored', schema: uploadResultSchema, headers: replayedHeaderSchema } },
-    errors: [
-      ...IDEMPOTENCY_ERRORS,
-      'CHAT_NOT_FOUND',
-      'TOO_MANY_FILES',
-      'PAYLOAD_TOO_LARGE',
-      'UNSUPPORTED_MEDIA_TYPE',
-    ],
+    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND'],
     handler: async ({ body, headers }, req) =>
       replayable(
         201,
