@@ -208,37 +208,24 @@ describe('OpenAPI document: examples and error codes', function () {
     };
     for (const { key, method, path, op } of apiOperations()) {
       const url = `${gateway.url}${concrete(path)}`;
+      const onSession = (op.security ?? []).some((s) => 'session' in s);
       const authed = (op.security ?? []).length > 0;
-      // No credentials.
-      if (authed) await check(key, op, await fetch(url, { method: method.toUpperCase() }));
-      const headers: Record<string, string> = (op.security ?? []).some((s) => 'session' in s)
+      const credentials: Record<string, string> = onSession
         ? { cookie: user.cookie }
         : authed
           ? user.bearer
           : {};
+      const call = async (headers: Record<string, string>, body?: string) =>
+        check(key, op, await fetch(url, { method: method.toUpperCase(), headers, body }));
+      // No credentials.
+      if (authed) await call({});
       // Ids that are not the caller's.
-      await check(key, op, await fetch(url, { method: method.toUpperCase(), headers }));
+      await call(credentials);
       // A cross-site request on the session: refused on writes only.
-      if ((op.security ?? []).some((s) => 'session' in s))
-        await check(
-          key,
-          op,
-          await fetch(url, {
-            method: method.toUpperCase(),
-            headers: { ...headers, 'sec-fetch-site': 'cross-site' },
-          }),
-        );
+      if (onSession) await call({ ...credentials, 'sec-fetch-site': 'cross-site' });
       // A body that is not JSON, whether or not the route takes one.
       if (method !== 'get')
-        await check(
-          key,
-          op,
-          await fetch(url, {
-            method: method.toUpperCase(),
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: '{"unterminated',
-          }),
-        );
+        await call({ ...credentials, 'content-type': 'application/json' }, '{"unterminated');
     }
     for (const expected of [
       '401 UNAUTHORIZED',
