@@ -55,7 +55,10 @@ export interface RouteSpec<S extends RequestSchema> {
       example?: unknown;
     }
   >;
-  /** Every error code the route can answer besides the common ones of its auth kind. */
+  /**
+   * Every error code the route's own work can answer; routeErrorCodes adds its guards', its body's
+   * and validation's.
+   */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
 }
