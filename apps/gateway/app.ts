@@ -6,7 +6,7 @@ import { redactUrlSignature } from '../../core/logging/logger';
 import { createMcpRouter } from '../mcp/router';
 import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
-import { RouteTable } from './http/route-table';
+import { jsonBody, RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
@@ -20,7 +20,6 @@ import { registerToolsRoutes } from './routes/tools';
 import { registerUploadsRoutes } from './routes/uploads';
 import { registerWebhooksRoutes } from './routes/webhooks';
 
-const JSON_BODY_LIMIT = '1mb';
 const REQUEST_ID = /^[\w.-]{1,128}$/;
 
 export interface GatewayApp {
@@ -55,7 +54,6 @@ export function createApp(deps: GatewayDeps): GatewayApp {
       },
     }),
   );
-  app.use(express.json({ limit: JSON_BODY_LIMIT }));
 
   const ops = createOperations(deps);
   const router = express.Router();
@@ -79,7 +77,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.use(router);
   // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
   const mcp = createMcpRouter(ops, deps.config);
-  app.use(mcp);
+  app.use(jsonBody, mcp);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -212,6 +212,12 @@ export const configSchema = z
     CREDIT_GRANT_ON_SIGN_UP: price('100'),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s'),
+    /**
+     * How long a finished run keeps its live-stream events; the reconciler deletes them after. A
+     * resume (Last-Event-ID) after that gets the run's snapshot instead. At least a minute, so a
+     * client that drops at the run's end can still resume.
+     */
+    RUN_EVENTS_RETENTION: duration('7d').refine((ms) => ms >= 60_000, 'must be at least 1m'),
     TOOL_ROUTE_TIMEOUT: duration('5m'),
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),

@@ -846,10 +846,12 @@ export async function selectRunEvents(
   scope: RunScope,
   after: number,
   limit: number,
-): Promise<{ status: string; events: RunEventRow[] } | undefined> {
-  const { rows } = await pool.query<{ status: string; events: RunEventRow[] }>({
+): Promise<{ status: string; events: RunEventRow[]; pruned: boolean } | undefined> {
+  const { rows } = await pool.query<{ status: string; events: RunEventRow[]; pruned: boolean }>({
     name: 'run-events',
+    // A finished run has at least its terminal status event: none left means they were pruned.
     text: `SELECT r.status::text AS status,
+                  (r."finishedAt" IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "RunEvent" WHERE "runId" = r.id)) AS pruned,
                   COALESCE((SELECT jsonb_agg(jsonb_build_object('seq', e.seq, 'type', e.type, 'data', e.data) ORDER BY e.seq)
                               FROM (SELECT * FROM "RunEvent" WHERE "runId" = r.id AND seq > $4 ORDER BY seq LIMIT $5) e),
                            '[]'::jsonb) AS events
@@ -858,6 +860,27 @@ export async function selectRunEvents(
     values: [scope.userId, scope.chatId, scope.runId, after, limit],
   });
   return rows[0];
+}
+
+/**
+ * Deletes the live-stream events of runs finished longer than `retentionMs` ago, in batches so no
+ * statement holds many locks. The event counter stays: a snapshot still names its last event.
+ */
+export async function pruneRunEvents(pool: Pool, retentionMs: number, batch = 5_000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await pool.query({
+      name: 'prune-run-events',
+      text: `DELETE FROM "RunEvent" e USING (
+               SELECT ev."runId", ev.seq FROM "RunEvent" ev JOIN "Run" r ON r.id = ev."runId"
+                WHERE r."finishedAt" < now() - make_interval(secs => $1::float8 / 1000)
+                LIMIT $2) old
+              WHERE e."runId" = old."runId" AND e.seq = old.seq`,
+      values: [retentionMs, batch],
+    });
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < batch) return deleted;
+  }
 }
 
 /**

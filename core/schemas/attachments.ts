@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { exampleAttachment } from './examples';
 import type { ObjectStorage } from '../storage/storage';
 
 extendZodWithOpenApi(z);
@@ -14,7 +15,7 @@ export const attachmentSchema = z
       .openapi({ description: '`ready` when stored; `processing` and `failed` are reserved.' }),
     url: z.string().openapi({ description: 'Durable URL of the file; it does not expire.' }),
   })
-  .openapi('Attachment');
+  .openapi('Attachment', { example: exampleAttachment });
 
 export type AttachmentDto = z.output<typeof attachmentSchema>;
 

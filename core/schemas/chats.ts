@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { exampleChat, exampleMessage } from './examples';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
 import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
@@ -21,12 +22,15 @@ export const chatSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .openapi('Chat');
+  .openapi('Chat', { example: exampleChat });
 export type ChatDto = z.output<typeof chatSchema>;
 
-export const chatListSchema = listSchema(chatSchema, 'ChatList');
+export const chatListSchema = listSchema(chatSchema, 'ChatList', exampleChat);
 
-export const createChatSchema = z.object({ title: title.optional() }).strict().openapi('NewChat');
+export const createChatSchema = z
+  .object({ title: title.optional() })
+  .strict()
+  .openapi('NewChat', { example: { title: exampleChat.title } });
 
 export const updateChatSchema = z
   .object({ title: title.optional(), isFavorite: z.boolean().optional() })
@@ -35,7 +39,7 @@ export const updateChatSchema = z
     message: 'Give title, isFavorite or both.',
   })
   // The refinement in the document's terms: the object is strict, so one property is title or isFavorite.
-  .openapi('ChatUpdate', { minProperties: 1 });
+  .openapi('ChatUpdate', { minProperties: 1, example: { title: 'Lighthouse crops', isFavorite: true } });
 
 export const chatParamsSchema = z.object({ chatId: z.uuid() });
 
@@ -104,10 +108,10 @@ export const messageSchema = z
     attachments: z.array(attachmentSchema),
     createdAt: z.iso.datetime(),
   })
-  .openapi('Message');
+  .openapi('Message', { example: exampleMessage });
 export type MessageDto = z.output<typeof messageSchema>;
 
-export const messageListSchema = listSchema(messageSchema, 'MessageList');
+export const messageListSchema = listSchema(messageSchema, 'MessageList', exampleMessage);
 
 export interface MessageRow {
   id: string;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 extendZodWithOpenApi(z);
 
 /** Every list answers `{ data, nextCursor }`; the cursor is opaque to clients. */
-export function listSchema<T extends z.ZodType>(item: T, name: string) {
+export function listSchema<T extends z.ZodType>(item: T, name: string, example: z.output<T>) {
   return z
     .object({
       data: z.array(item),
@@ -13,7 +13,7 @@ export function listSchema<T extends z.ZodType>(item: T, name: string) {
         .nullable()
         .openapi({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
     })
-    .openapi(name);
+    .openapi(name, { example: { data: [example], nextCursor: null } });
 }
 
 export const limitQuery = (max: number, fallback: number) =>

@@ -1,5 +1,11 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import {
+  exampleAgentEventData,
+  exampleEndpoint,
+  exampleToolCompletedData,
+  exampleToolResult,
+} from './examples';
 
 extendZodWithOpenApi(z);
 
@@ -18,7 +24,7 @@ export const toolAssetSchema = z
     mimeType: z.string(),
     filename: z.string().optional(),
   })
-  .openapi('ToolAsset');
+  .openapi('ToolAsset', { example: exampleToolResult.assets[0] });
 export type ToolAsset = z.infer<typeof toolAssetSchema>;
 
 /** The spec's Tool result. */
@@ -34,7 +40,7 @@ export const toolResultSchema = z
     durationMs: z.number().int(),
     providerRunId: z.string(),
   })
-  .openapi('ToolResult');
+  .openapi('ToolResult', { example: exampleToolResult });
 export type ToolResult = z.infer<typeof toolResultSchema>;
 
 /** `data` of agent.* events: all strings, as the spec says. */
@@ -49,12 +55,12 @@ export const agentEventDataSchema = z
     assistantMessageId: z.string(),
     error: z.string().optional().describe('Why a turn FAILED.'),
   })
-  .openapi('AgentEventData');
+  .openapi('AgentEventData', { example: exampleAgentEventData });
 export type AgentEventData = z.infer<typeof agentEventDataSchema>;
 
 export const toolCompletedDataSchema = toolResultSchema
   .extend({ toolCallId: z.string(), chatId: z.string().optional(), runId: z.string().optional() })
-  .openapi('ToolCompletedData');
+  .openapi('ToolCompletedData', { example: exampleToolCompletedData });
 export type ToolCompletedData = z.infer<typeof toolCompletedDataSchema>;
 
 /**
@@ -84,6 +90,13 @@ export const webhookHeadersSchema = z.object({
   'x-svc-delivery-id': z.string().openapi({ description: 'The delivery, the same on every retry of it.' }),
 });
 
+/** The status an agent event's example carries. */
+const AGENT_EVENT_STATUS = {
+  'agent.started': 'QUEUED',
+  'agent.completed': 'COMPLETE',
+  'agent.failed': 'FAILED',
+} as const;
+
 /** The body a receiver gets for `event`: the envelope, with that event's data. */
 export function webhookEnvelopeSchema(event: WebhookEvent) {
   return z
@@ -93,5 +106,15 @@ export function webhookEnvelopeSchema(event: WebhookEvent) {
       createdAt: z.iso.datetime(),
       data: event === 'tool.completed' ? toolCompletedDataSchema : agentEventDataSchema,
     })
-    .openapi(`WebhookEnvelope_${event.replace('.', '_')}`);
+    .openapi(`WebhookEnvelope_${event.replace('.', '_')}`, {
+      example: {
+        id: `wh:${exampleEndpoint.id}:${event}:${event === 'tool.completed' ? exampleToolCompletedData.toolCallId : exampleAgentEventData.runId}`,
+        event,
+        createdAt: '2026-11-23T09:30:21.050Z',
+        data:
+          event === 'tool.completed'
+            ? exampleToolCompletedData
+            : { ...exampleAgentEventData, status: AGENT_EVENT_STATUS[event] },
+      },
+    });
 }

@@ -1,5 +1,12 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import {
+  exampleApiKey,
+  exampleCreatedApiKey,
+  exampleCredentials,
+  exampleOAuthGrant,
+  exampleUser,
+} from './examples';
 import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, limitQuery, listSchema } from './common';
 
 extendZodWithOpenApi(z);
@@ -14,7 +21,7 @@ export const credentialsSchema = z
     password: z.string().min(10).max(200),
   })
   .strict()
-  .openapi('Credentials');
+  .openapi('Credentials', { example: exampleCredentials });
 
 export const userSchema = z
   .object({
@@ -27,9 +34,11 @@ export const userSchema = z
       example: '100',
     }),
   })
-  .openapi('User');
+  .openapi('User', { example: exampleUser });
 
-export const userEnvelopeSchema = z.object({ user: userSchema }).openapi('UserEnvelope');
+export const userEnvelopeSchema = z
+  .object({ user: userSchema })
+  .openapi('UserEnvelope', { example: { user: exampleUser } });
 
 export function toUserDto(row: {
   id: string;
@@ -53,7 +62,7 @@ function formatCredits(stored: string): string {
 export const apiKeyNameSchema = z
   .object({ name: z.string().trim().min(1).max(80).regex(NO_NUL, NO_NUL_MESSAGE) })
   .strict()
-  .openapi('NewApiKey');
+  .openapi('NewApiKey', { example: { name: exampleApiKey.name } });
 
 export const apiKeySchema = z
   .object({
@@ -63,15 +72,15 @@ export const apiKeySchema = z
     lastUsedAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
   })
-  .openapi('ApiKey');
+  .openapi('ApiKey', { example: exampleApiKey });
 
 export const createdApiKeySchema = apiKeySchema
   .extend({
     key: z.string().openapi({ description: 'The full secret, `svck_live_…`; shown only in this answer.' }),
   })
-  .openapi('CreatedApiKey');
+  .openapi('CreatedApiKey', { example: exampleCreatedApiKey });
 
-export const apiKeyListSchema = listSchema(apiKeySchema, 'ApiKeyList');
+export const apiKeyListSchema = listSchema(apiKeySchema, 'ApiKeyList', exampleApiKey);
 export const apiKeyListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
 
 export function toApiKeyDto(row: {
@@ -99,6 +108,6 @@ export const oauthGrantSchema = z
     lastUsedAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
   })
-  .openapi('OAuthGrant');
+  .openapi('OAuthGrant', { example: exampleOAuthGrant });
 
-export const oauthGrantListSchema = listSchema(oauthGrantSchema, 'OAuthGrantList');
+export const oauthGrantListSchema = listSchema(oauthGrantSchema, 'OAuthGrantList', exampleOAuthGrant);

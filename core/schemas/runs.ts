@@ -1,5 +1,15 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import {
+  exampleActiveRun,
+  exampleCompletionForm,
+  exampleCompletionRequest,
+  exampleQueuedTurn,
+  exampleRunSnapshot,
+  exampleRunWebhook,
+  exampleWaitpoint,
+  exampleWaitpointDecision,
+} from './examples';
 import { MAX_FILES } from '../uploads/receive';
 import { NO_NUL, NO_NUL_MESSAGE } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
@@ -79,7 +89,7 @@ export const waitpointSchema = z
       }),
     decidedAt: z.iso.datetime().nullable(),
   })
-  .openapi('Waitpoint');
+  .openapi('Waitpoint', { example: exampleWaitpoint });
 
 /** The plan's stable name: a decision carrying it is refused when the pending plan is another. */
 export function planHashOf(plan: unknown): string {
@@ -145,7 +155,7 @@ export const runWebhookSchema = z
       .openapi({ description: "The receiver's status on the last attempt; null when it did not answer." }),
     deliveredAt: z.iso.datetime().nullable(),
   })
-  .openapi('RunWebhookDelivery');
+  .openapi('RunWebhookDelivery', { example: exampleRunWebhook });
 
 const ACTIVE_RUN_STATUSES = ['QUEUED', 'RUNNING', 'WAITING'] as const;
 
@@ -167,6 +177,7 @@ export const activeRunSchema = z
     }),
   })
   .openapi('ActiveRun', {
+    example: exampleActiveRun,
     description: "The chat's active run (on 409 RUN_ACTIVE); paths are relative to the service's base URL.",
   });
 export type ActiveRun = z.infer<typeof activeRunSchema>;
@@ -229,7 +240,7 @@ export const runSnapshotSchema = z
     finishedAt: z.iso.datetime().nullable(),
     updatedAt: z.iso.datetime(),
   })
-  .openapi('RunSnapshot');
+  .openapi('RunSnapshot', { example: exampleRunSnapshot });
 export type RunSnapshot = z.infer<typeof runSnapshotSchema>;
 
 export const streamHeadersSchema = z.object({
@@ -272,7 +283,7 @@ export const completionBodySchema = z
     planMode: z.boolean().default(false),
   })
   .strict()
-  .openapi('CompletionRequest');
+  .openapi('CompletionRequest', { example: exampleCompletionRequest });
 
 export const completionFormSchema = z
   .object({
@@ -293,7 +304,7 @@ export const completionFormSchema = z
       .optional(),
   })
   .strict()
-  .openapi('CompletionForm');
+  .openapi('CompletionForm', { example: exampleCompletionForm });
 
 export const runParamsSchema = z.object({ chatId: z.uuid(), runId: z.uuid() });
 export const waitpointParamsSchema = runParamsSchema.extend({ waitpointId: z.uuid() });
@@ -308,7 +319,7 @@ export const planDecisionSchema = z
     }),
   })
   .strict()
-  .openapi('WaitpointDecision');
+  .openapi('WaitpointDecision', { example: exampleWaitpointDecision });
 export type PlanDecisionInput = z.output<typeof planDecisionSchema>;
 
 export type CompletionInput = z.output<typeof completionBodySchema>;
@@ -321,7 +332,7 @@ export const queuedTurnSchema = z
     triggerRunId: z.string().nullable(),
     status: z.literal('queued'),
   })
-  .openapi('QueuedTurn');
+  .openapi('QueuedTurn', { example: exampleQueuedTurn });
 
 /** A tool call of a run, from its row as JSON (the snapshot's statement, a stream event). */
 export function toToolCallDto(t: Record<string, unknown>): RunSnapshot['toolCalls'][number] {

@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { exampleCreatedEndpoint, exampleDelivery, exampleEndpoint, exampleNewEndpoint } from './examples';
 import { cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
 import { WEBHOOK_EVENTS } from './events';
 
@@ -15,7 +16,7 @@ export const endpointSchema = z
     isActive: z.boolean(),
     createdAt: z.iso.datetime(),
   })
-  .openapi('WebhookEndpoint');
+  .openapi('WebhookEndpoint', { example: exampleEndpoint });
 
 export const createdEndpointSchema = endpointSchema
   .extend({
@@ -23,7 +24,7 @@ export const createdEndpointSchema = endpointSchema
       .string()
       .openapi({ description: 'The signing secret, `svcwhsec_…`; shown only in this answer.' }),
   })
-  .openapi('CreatedWebhookEndpoint');
+  .openapi('CreatedWebhookEndpoint', { example: exampleCreatedEndpoint });
 
 export const attemptSchema = z
   .object({
@@ -43,7 +44,7 @@ export const attemptSchema = z
       .nullable()
       .openapi({ description: 'The request headers this attempt sent (its signature, never the secret).' }),
   })
-  .openapi('WebhookAttempt');
+  .openapi('WebhookAttempt', { example: exampleDelivery.attempts[0] });
 
 export const deliverySchema = z
   .object({
@@ -59,15 +60,17 @@ export const deliverySchema = z
     }),
     attemptCount: z.number().int().min(0),
   })
-  .openapi('WebhookDelivery');
+  .openapi('WebhookDelivery', { example: exampleDelivery });
 
-export const createEndpointSchema = z.object({
-  url: z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH),
-  events: z
-    .array(z.enum(WEBHOOK_EVENTS))
-    .min(1)
-    .transform((events) => [...new Set(events)]),
-});
+export const createEndpointSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH),
+    events: z
+      .array(z.enum(WEBHOOK_EVENTS))
+      .min(1)
+      .transform((events) => [...new Set(events)]),
+  })
+  .openapi('NewWebhookEndpoint', { example: exampleNewEndpoint });
 
 export const endpointParamsSchema = z.object({ endpointId: z.uuid() });
 /** A rotated secret's overlap: at most a day, so a leaked secret cannot be kept alive long. */
@@ -85,7 +88,8 @@ export const rotateSecretSchema = z
           'How long the old secret keeps signing, in `x-svc-signature-previous`, beside the new one (0 to 86400; default 86400).',
       }),
   })
-  .strict();
+  .strict()
+  .openapi('SecretRotation', { example: { overlapSeconds: 3600 } });
 export const deliveryParamsSchema = z.object({ deliveryId: z.uuid() });
 export const endpointListQuerySchema = z.object({ limit: limitQuery(100, 50), cursor: cursorQuery });
 export const deliveryListQuerySchema = z.object({ limit: limitQuery(50, 20), cursor: cursorQuery });
@@ -136,6 +140,8 @@ export function toDeliveryDto(row: DeliveryRow): DeliveryDto {
   };
 }
 
-export const endpointListSchema = listSchema(endpointSchema, 'WebhookEndpointList');
-export const deliveryListSchema = listSchema(deliverySchema, 'WebhookDeliveryList');
-export const redeliveredSchema = z.object({ delivery: deliverySchema });
+export const endpointListSchema = listSchema(endpointSchema, 'WebhookEndpointList', exampleEndpoint);
+export const deliveryListSchema = listSchema(deliverySchema, 'WebhookDeliveryList', exampleDelivery);
+export const redeliveredSchema = z.object({ delivery: deliverySchema }).openapi('Redelivery', {
+  example: { delivery: { ...exampleDelivery, status: 'PENDING', deliveredAt: null } },
+});

@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { exampleAiImageInput, exampleCropInput, exampleMergeVideosInput } from '../schemas/examples';
 import { NO_NUL, NO_NUL_MESSAGE } from '../schemas/common';
 import { RECTANGLE_FORMS, rectangleShapeProblems } from './rectangle';
 
@@ -53,6 +54,7 @@ export const cropImageInputSchema = z
   })
   // The refinement in the document's terms: one source, and one complete rectangle form.
   .openapi('CropImageInput', {
+    example: exampleCropInput,
     allOf: [
       { oneOf: [{ required: ['image_url'] }, { required: ['attachmentId'] }] },
       {
@@ -90,7 +92,7 @@ export const aiImageInputSchema = z
       .optional()
       .describe('Makes the result repeatable where the provider supports it.'),
   })
-  .openapi('AiImage2Input');
+  .openapi('AiImage2Input', { example: exampleAiImageInput });
 
 export const MERGE_TRANSITIONS = ['none', 'fade', 'dissolve'] as const;
 
@@ -109,7 +111,7 @@ export const mergeVideosInputSchema = z
       .default(1)
       .describe('Seconds each transition lasts (fade and dissolve only).'),
   })
-  .openapi('MergeVideosInput');
+  .openapi('MergeVideosInput', { example: exampleMergeVideosInput });
 
 export type CropImageInput = z.output<typeof cropImageInputSchema>;
 export type AiImageInput = z.output<typeof aiImageInputSchema>;

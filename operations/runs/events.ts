@@ -62,17 +62,20 @@ export async function openRunStream(
   let endedAtSnapshot = false;
   let cursor: number;
   try {
-    if (input.after === undefined) {
+    const resumed =
+      input.after === undefined ? undefined : await selectRunEvents(deps.db.pool, scope, input.after, 0);
+    if (input.after !== undefined && !resumed) {
+      const miss = await explainRunMiss(deps.db.pool, scope);
+      throw new NotFoundError(miss === 'CHAT_NOT_FOUND' ? miss : 'RUN_NOT_FOUND', 'Run not found.');
+    }
+    // A resume after the run's events were pruned (RUN_EVENTS_RETENTION) cannot be answered with
+    // what followed the client's event: it gets the final snapshot, as a stream opened afresh does.
+    if (input.after === undefined || resumed?.pruned) {
       const { snapshot, eventSeq } = await loadSnapshotAt(deps, liveStates, scope);
       first = { kind: 'event', id: eventSeq, event: 'snapshot', data: snapshot satisfies RunSnapshot };
       cursor = eventSeq;
       endedAtSnapshot = isTerminal(snapshot.status);
     } else {
-      const found = await selectRunEvents(deps.db.pool, scope, input.after, 0);
-      if (!found) {
-        const miss = await explainRunMiss(deps.db.pool, scope);
-        throw new NotFoundError(miss === 'CHAT_NOT_FOUND' ? miss : 'RUN_NOT_FOUND', 'Run not found.');
-      }
       cursor = input.after;
     }
   } catch (err) {

@@ -7,6 +7,7 @@ import {
   listStaleRuns,
   listUnfinishedRuns,
   markRunsChecked,
+  pruneRunEvents,
   type UnfinishedRun,
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
@@ -38,6 +39,8 @@ export interface ReconcilePass {
   signalsResent: number;
   /** Idempotency keys past their 24 hours, deleted. */
   idempotencyKeysExpired: number;
+  /** Live-stream events of runs finished longer than RUN_EVENTS_RETENTION ago, deleted. */
+  runEventsPruned: number;
 }
 
 /**
@@ -169,6 +172,7 @@ export function startReconciler(
           deliveriesStarted: await undeliveredEvents(),
           signalsResent: await lostSignals(),
           idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
+          runEventsPruned: await pruneRunEvents(deps.db.pool, deps.config.RUN_EVENTS_RETENTION),
         };
         lookedAt = startedAt;
         return report;

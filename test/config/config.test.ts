@@ -100,6 +100,16 @@ describe('configuration', () => {
     assert.ok(!found.join(' ').includes('secret-host'));
   });
 
+  it('keeps run events 7 days by default, and refuses a window under a minute', () => {
+    assert.equal(loadConfig(valid).RUN_EVENTS_RETENTION, 7 * 24 * 3600_000);
+    assert.equal(loadConfig({ ...valid, RUN_EVENTS_RETENTION: '1h' }).RUN_EVENTS_RETENTION, 3600_000);
+    for (const bad of ['30s', '0s', 'soon'])
+      assert.ok(
+        problems({ ...valid, RUN_EVENTS_RETENTION: bad }).some((p) => p.startsWith('RUN_EVENTS_RETENTION:')),
+        bad,
+      );
+  });
+
   it('requires a missing DATABASE_URL', () => {
     assert.ok(problems({ APP_SECRET: valid.APP_SECRET }).some((p) => p.startsWith('DATABASE_URL:')));
   });

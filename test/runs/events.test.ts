@@ -8,6 +8,7 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
 import { readEvents, type SseEvent } from '../support/sse';
 import { waitFor } from '../support/wait';
+import { startReconciler } from '../../operations/runs';
 
 /**
  * The live stream of a run: the snapshot, then every change in commit order, resumable with
@@ -219,5 +220,63 @@ describe('the run event stream', function () {
     const bad = await open(gatewayA, turn, { 'last-event-id': 'abc' });
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { code: string }).code, 'INVALID_REQUEST');
+  });
+
+  it('prunes the events of runs finished longer than RUN_EVENTS_RETENTION ago; a resume then gets the final snapshot', async () => {
+    const { db } = await testStack();
+    const eventCount = async (runId: string) =>
+      Number(
+        (
+          await db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "RunEvent" WHERE "runId" = $1`, [
+            runId,
+          ])
+        ).rows[0]?.n,
+      );
+    model.replies.push({ text: 'Kept a while.', toolCalls: [] });
+    const old = await send({ text: 'old' });
+    model.replies.push({ text: 'Still fresh.', toolCalls: [] });
+    const first = await readEvents(await open(gatewayA, old));
+    assert.equal(first.events.at(-1)?.data.status, 'COMPLETE');
+    const fresh = await send({ text: 'fresh' });
+    await readEvents(await open(gatewayA, fresh));
+
+    // Within the window a resume gets what followed the client's event, and no snapshot.
+    const resumed = await readEvents(await open(gatewayA, old, { 'last-event-id': '1' }));
+    assert.notEqual(resumed.events[0]?.event, 'snapshot');
+    assert.deepEqual(resumed.events.at(-1)?.data.status, 'COMPLETE');
+
+    // One run finished past the window (7 days by default), the other just now.
+    await db.pool.query(`UPDATE "Run" SET "finishedAt" = now() - interval '8 days' WHERE id = $1`, [
+      old.runId,
+    ]);
+    const before = { old: await eventCount(old.runId), fresh: await eventCount(fresh.runId) };
+    assert.ok(before.old > 1 && before.fresh > 1);
+    const reconciler = startReconciler(gatewayA.deps, 60_000);
+    try {
+      // Another process's pass may hold the reconciler's lock: wait for a pass of this one.
+      const pass = await waitFor(async () => (await reconciler.pass()) ?? undefined, {
+        what: 'a reconciler pass',
+      });
+      assert.ok(pass.runEventsPruned >= before.old, `${pass.runEventsPruned} pruned`);
+    } finally {
+      await reconciler.stop();
+    }
+    assert.equal(await eventCount(old.runId), 0);
+    assert.equal(await eventCount(fresh.runId), before.fresh, 'a run inside the window keeps its events');
+
+    // A resume can no longer be answered with what followed: it gets the final snapshot and the end.
+    const afterPruning = await readEvents(await open(gatewayB, old, { 'last-event-id': '1' }));
+    assert.ok(afterPruning.ended);
+    assert.deepEqual(
+      afterPruning.events.map((e) => e.event),
+      ['snapshot'],
+    );
+    assert.equal(afterPruning.events[0]?.data.status, 'COMPLETE');
+    assert.equal(afterPruning.events[0]?.data.text, 'Kept a while.');
+    assert.equal(
+      afterPruning.events[0]?.id,
+      first.events.at(-1)?.id,
+      'the snapshot names the last event it reflects',
+    );
   });
 });

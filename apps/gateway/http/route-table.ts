@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { addLogContext } from '../../../core/logging/context';
 import { activeRunSchema } from '../../../core/schemas/runs';
 import type { KeyLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
+import { errorExample } from './error-examples';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
+
+/** JSON bodies: 1 MB at most (DECISIONS.md). */
+export const jsonBody = express.json({ limit: '1mb' });
 
 export type AuthKind = 'apiKey' | 'session' | 'none';
 
@@ -42,9 +46,19 @@ export interface RouteSpec<S extends RequestSchema> {
   before?: RequestHandler[];
   responses: Record<
     number,
-    { description: string; schema?: z.ZodType; headers?: z.ZodObject; mediaType?: 'text/event-stream' }
+    {
+      description: string;
+      schema?: z.ZodType;
+      headers?: z.ZodObject;
+      mediaType?: 'text/event-stream';
+      /** This answer's example, where the schema's own (a shared component's) does not fit it. */
+      example?: unknown;
+    }
   >;
-  /** Every error code the route can answer besides the common ones of its auth kind. */
+  /**
+   * Every error code the route's own work can answer; routeErrorCodes adds its guards', its body's
+   * and validation's.
+   */
   errors: ErrorCode[];
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
 }
@@ -68,11 +82,34 @@ export interface Guards {
 export const CONSOLE_API_PREFIX = '/console/api/v1';
 const PUBLIC_API_PREFIX = '/api/v1';
 
+/** What a route's guards can answer (the key's or session's lookup reaches PostgreSQL). */
 const COMMON_ERRORS: Record<AuthKind, ErrorCode[]> = {
   apiKey: ['UNAUTHORIZED', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
-  session: ['UNAUTHORIZED', 'FORBIDDEN', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
-  none: ['INTERNAL', 'SERVICE_UNAVAILABLE'],
+  session: ['UNAUTHORIZED', 'INTERNAL', 'SERVICE_UNAVAILABLE'],
+  none: ['INTERNAL'],
 };
+/** The session guard's cross-site check, on writes only (see sessionGuard). */
+const SESSION_WRITE_ERRORS: ErrorCode[] = ['FORBIDDEN'];
+/** What the JSON parser and the media-type check answer a route that takes a JSON body. */
+const JSON_BODY_ERRORS: ErrorCode[] = ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+/** What receiving files answers (core/uploads/receive). */
+const MULTIPART_BODY_ERRORS: ErrorCode[] = ['TOO_MANY_FILES', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+
+/** Every error code `spec` can answer: its own, its guards', its body's, and validation's. */
+export function routeErrorCodes(spec: RouteSpec<RequestSchema>): ErrorCode[] {
+  const takesJson = spec.request.body !== undefined && spec.bodyMediaType === undefined;
+  const takesFiles = spec.bodyMediaType === 'multipart/form-data' || spec.multipartBody !== undefined;
+  return [
+    ...new Set([
+      ...COMMON_ERRORS[spec.auth],
+      ...(spec.auth === 'session' && spec.method !== 'get' ? SESSION_WRITE_ERRORS : []),
+      ...(Object.values(spec.request).some(Boolean) ? (['INVALID_REQUEST'] as const) : []),
+      ...(takesJson ? JSON_BODY_ERRORS : []),
+      ...(takesFiles ? MULTIPART_BODY_ERRORS : []),
+      ...spec.errors,
+    ]),
+  ];
+}
 
 export const errorSchema = z
   .object({
@@ -83,14 +120,29 @@ export const errorSchema = z
   })
   .openapi('Error');
 
-const seconds = (description: string) => z.string().regex(/^\d+$/).openapi({ description, example: '42' });
-/** What a 429 carries (see operations/limits rateLimited). */
-const rateLimitedHeaders = z.object({
-  'retry-after': seconds('Seconds until a request may succeed again.'),
-  'ratelimit-limit': seconds('Requests allowed in the window of the counter that refused.'),
-  'ratelimit-remaining': seconds('Requests left in that window: 0.'),
-  'ratelimit-reset': seconds('Seconds until that window resets.'),
-});
+const seconds = (description: string, example: string) =>
+  z.string().regex(/^\d+$/).openapi({ description, example });
+const RATE_LIMIT_HEADERS = {
+  'ratelimit-limit': seconds('Requests allowed in the window of the counter that refused.', '60'),
+  'ratelimit-remaining': seconds('Requests left in that window: 0.', '0'),
+  'ratelimit-reset': seconds('Seconds until that window resets.', '42'),
+};
+/**
+ * What a 429 carries: `Retry-After` always; the RateLimit headers with RATE_LIMITED only (see
+ * operations/limits rateLimited and activeLimit).
+ */
+function tooManyRequestsHeaders(codes: readonly ErrorCode[]) {
+  const onlyRateLimited = codes.every((code) => code === 'RATE_LIMITED');
+  return z.object({
+    'retry-after': seconds('Seconds until a request may succeed again.', '42'),
+    ...Object.fromEntries(
+      Object.entries(RATE_LIMIT_HEADERS).map(([name, schema]) => [
+        name,
+        onlyRateLimited ? schema : schema.optional().openapi({ description: 'With RATE_LIMITED.' }),
+      ]),
+    ),
+  });
+}
 
 /**
  * One declaration per route feeds both Express and the OpenAPI document, so neither can hold a
@@ -99,7 +151,8 @@ const rateLimitedHeaders = z.object({
 export class RouteTable {
   readonly registry = new OpenAPIRegistry();
   readonly routes: { method: string; path: string }[] = [];
-  private readonly publicSpecs: RouteSpec<RequestSchema>[] = [];
+  /** Every route added, in order. */
+  readonly specs: RouteSpec<RequestSchema>[] = [];
 
   constructor(
     private readonly router: Router,
@@ -123,8 +176,7 @@ export class RouteTable {
     this.registerDocument(spec);
     const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
     this.mount(spec, spec.path, guards);
-    if (spec.auth === 'apiKey' && spec.path.startsWith(PUBLIC_API_PREFIX))
-      this.publicSpecs.push(spec as unknown as RouteSpec<RequestSchema>);
+    this.specs.push(spec as unknown as RouteSpec<RequestSchema>);
   }
 
   /**
@@ -134,7 +186,7 @@ export class RouteTable {
    * same operation. Not in the OpenAPI document: the console is not part of the public interface.
    */
   mirrorForSession(consoleGuards: RequestHandler[]): void {
-    for (const spec of this.publicSpecs)
+    for (const spec of this.specs.filter((s) => s.auth === 'apiKey' && s.path.startsWith(PUBLIC_API_PREFIX)))
       this.mount(spec, CONSOLE_API_PREFIX + spec.path.slice(PUBLIC_API_PREFIX.length), consoleGuards);
   }
 
@@ -169,7 +221,9 @@ export class RouteTable {
       }
       res.status(result.status).type('application/json').send(json);
     };
-    this.router[spec.method](path, ...guards, ...(spec.before ?? []), handler);
+    // Only a route that takes JSON reads a JSON body: any other ignores what it was sent.
+    const json = spec.request.body && spec.bodyMediaType === undefined ? [jsonBody] : [];
+    this.router[spec.method](path, ...guards, ...json, ...(spec.before ?? []), handler);
   }
 
   /**
@@ -235,26 +289,43 @@ export class RouteTable {
   }
 
   private registerDocument<S extends RequestSchema>(spec: RouteSpec<S>): void {
-    const codes = [...new Set([...spec.errors, ...COMMON_ERRORS[spec.auth]])];
     const byStatus = new Map<number, ErrorCode[]>();
-    for (const code of codes)
+    for (const code of routeErrorCodes(spec as unknown as RouteSpec<RequestSchema>))
       byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
-    if (Object.values(spec.request).some(Boolean)) {
-      byStatus.set(400, [...new Set([...(byStatus.get(400) ?? []), 'INVALID_REQUEST' as const])]);
-    }
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       responses[status] = {
         description: r.description,
         ...(r.headers ? { headers: r.headers } : {}),
-        ...(r.schema ? { content: { [r.mediaType ?? 'application/json']: { schema: r.schema } } } : {}),
+        ...(r.schema
+          ? {
+              content: {
+                [r.mediaType ?? 'application/json']: {
+                  schema: r.schema,
+                  ...(r.example === undefined ? {} : { example: r.example }),
+                },
+              },
+            }
+          : {}),
       };
     }
     for (const [status, errorCodes] of byStatus) {
+      if (responses[String(status)])
+        throw new Error(
+          `${spec.operationId}: ${status} is both an answer and an error (${errorCodes.join(', ')})`,
+        );
       responses[String(status)] = {
         description: `Error: ${errorCodes.join(', ')}`,
-        ...(status === 429 ? { headers: rateLimitedHeaders } : {}),
-        content: { 'application/json': { schema: errorSchema } },
+        ...(status === 429 ? { headers: tooManyRequestsHeaders(errorCodes) } : {}),
+        content: {
+          'application/json': {
+            schema: errorSchema,
+            // One example per code, named after it: what each refusal looks like.
+            examples: Object.fromEntries(
+              errorCodes.map((code) => [code, { summary: code, value: errorExample(code) }]),
+            ),
+          },
+        },
       };
     }
     const bodySchema = spec.request.body;

@@ -22,7 +22,7 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
     auth: 'apiKey',
     request: { body: createChatSchema },
     responses: { 201: { description: 'Chat created', schema: chatSchema } },
-    errors: ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: [],
     handler: async ({ body }, req) => ({
       status: 201,
       body: await ops.chats.createChat(currentAuth(req), body),
@@ -71,7 +71,7 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
     extension: true,
     request: { params: chatParamsSchema, body: updateChatSchema },
     responses: { 200: { description: 'The updated chat', schema: chatSchema } },
-    errors: ['CHAT_NOT_FOUND', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: ['CHAT_NOT_FOUND'],
     handler: async ({ params, body }, req) => ({
       status: 200,
       body: await ops.chats.updateChat(currentAuth(req), params.chatId, body),

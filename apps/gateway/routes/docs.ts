@@ -77,7 +77,16 @@ export function registerDocsRoutes(routes: RouteTable, config: Config): void {
     extension: true,
     request: {},
     responses: {
-      200: { description: 'The document', schema: z.looseObject({ openapi: z.literal('3.1.0') }) },
+      200: {
+        description: 'The document',
+        schema: z.looseObject({ openapi: z.literal('3.1.0') }).openapi({
+          example: {
+            openapi: '3.1.0',
+            info: { title: 'Agent Chat and Tool Service', version: '1.0.0' },
+            paths: {},
+          },
+        }),
+      },
     },
     errors: [],
     handler: async () => {

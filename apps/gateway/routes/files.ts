@@ -47,7 +47,8 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
       },
       304: { description: '`If-None-Match` (or `If-Modified-Since`) names the stored version' },
     },
-    errors: ['NOT_FOUND', 'RANGE_NOT_SATISFIABLE'],
+    // The attachment lookup reaches PostgreSQL.
+    errors: ['NOT_FOUND', 'RANGE_NOT_SATISFIABLE', 'SERVICE_UNAVAILABLE'],
     handler: async ({ params, query }, req, res) => {
       const file = await ops.files.openFile(params.key.join('/'), query.sig, query.exp);
       const { info } = file;

@@ -8,7 +8,7 @@ const readinessSchema = z
     database: z.enum(['up', 'down']),
     temporal: z.enum(['up', 'down']),
   })
-  .openapi('Readiness');
+  .openapi('Readiness', { example: { status: 'ready', database: 'up', temporal: 'up' } });
 
 export function registerHealthRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
@@ -20,7 +20,12 @@ export function registerHealthRoutes(routes: RouteTable, ops: Operations): void 
     auth: 'none',
     extension: true,
     request: {},
-    responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+    responses: {
+      200: {
+        description: 'Alive',
+        schema: z.object({ status: z.literal('ok') }).openapi({ example: { status: 'ok' } }),
+      },
+    },
     errors: [],
     handler: async () => ({ status: 200, body: { status: 'ok' } }),
   });
@@ -36,7 +41,11 @@ export function registerHealthRoutes(routes: RouteTable, ops: Operations): void 
     request: {},
     responses: {
       200: { description: 'Ready', schema: readinessSchema },
-      503: { description: 'A dependency is down', schema: readinessSchema },
+      503: {
+        description: 'A dependency is down',
+        schema: readinessSchema,
+        example: { status: 'unavailable', database: 'up', temporal: 'down' },
+      },
     },
     errors: [],
     handler: async () => {

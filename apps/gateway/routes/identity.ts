@@ -45,14 +45,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     extension: true,
     request: { body: credentialsSchema },
     responses: { 201: { description: 'Account created', schema: userEnvelopeSchema } },
-    errors: [
-      'FORBIDDEN',
-      'EMAIL_TAKEN',
-      'RATE_LIMITED',
-      'SERVICE_UNAVAILABLE',
-      'INVALID_JSON',
-      'UNSUPPORTED_MEDIA_TYPE',
-    ],
+    errors: ['FORBIDDEN', 'EMAIL_TAKEN', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
       return { status: 201, body: { user: await ops.identity.signUp(body, req.ip ?? 'unknown') } };
@@ -71,14 +64,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     responses: {
       200: { description: 'Signed in', schema: userEnvelopeSchema, headers: setCookieHeader },
     },
-    errors: [
-      'FORBIDDEN',
-      'UNAUTHORIZED',
-      'RATE_LIMITED',
-      'SERVICE_UNAVAILABLE',
-      'INVALID_JSON',
-      'UNSUPPORTED_MEDIA_TYPE',
-    ],
+    errors: ['FORBIDDEN', 'UNAUTHORIZED', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
     handler: async ({ body }, req) => {
       refuseCrossSite(req);
       const { user, token, maxAgeSeconds } = await ops.identity.signIn(body, req.ip ?? 'unknown');
@@ -150,7 +136,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     auth: 'session',
     request: { body: apiKeyNameSchema },
     responses: { 201: { description: 'Key created', schema: createdApiKeySchema } },
-    errors: ['INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'LIMIT_REACHED'],
+    errors: ['LIMIT_REACHED'],
     handler: async ({ body }, req) => ({
       status: 201,
       body: await ops.identity.createApiKey(currentAuth(req), body),

@@ -36,17 +36,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       202: { description: 'Turn accepted', schema: queuedTurnSchema, headers: replayedHeaderSchema },
     },
-    errors: [
-      ...IDEMPOTENCY_ERRORS,
-      'CHAT_NOT_FOUND',
-      'ATTACHMENT_NOT_FOUND',
-      'RUN_ACTIVE',
-      'ACTIVE_LIMIT',
-      'TOO_MANY_FILES',
-      'PAYLOAD_TOO_LARGE',
-      'INVALID_JSON',
-      'UNSUPPORTED_MEDIA_TYPE',
-    ],
+    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'ATTACHMENT_NOT_FOUND', 'RUN_ACTIVE', 'ACTIVE_LIMIT'],
     handler: async ({ body, headers }, req) =>
       replayable(
         202,

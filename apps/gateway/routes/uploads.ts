@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { attachmentSchema } from '../../../core/schemas/attachments';
+import { exampleAttachment, exampleChat } from '../../../core/schemas/examples';
 import { MAX_FILES, receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
@@ -30,11 +31,14 @@ const uploadFormSchema = z
   })
   .strict()
   // At least one file, in either field.
-  .openapi({ anyOf: [{ required: ['file'] }, { required: ['files'] }] });
+  .openapi({
+    anyOf: [{ required: ['file'] }, { required: ['files'] }],
+    example: { chatId: exampleChat.id, file: '<binary: lighthouse.jpg>' },
+  });
 
 const uploadResultSchema = z
   .object({ attachments: z.array(attachmentSchema), chatId: z.uuid().nullable() })
-  .openapi('UploadResult');
+  .openapi('UploadResult', { example: { attachments: [exampleAttachment], chatId: exampleChat.id } });
 
 export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
@@ -48,13 +52,7 @@ export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void
     bodyMediaType: 'multipart/form-data',
     before: [receiveFiles()],
     responses: { 201: { description: 'Stored', schema: uploadResultSchema, headers: replayedHeaderSchema } },
-    errors: [
-      ...IDEMPOTENCY_ERRORS,
-      'CHAT_NOT_FOUND',
-      'TOO_MANY_FILES',
-      'PAYLOAD_TOO_LARGE',
-      'UNSUPPORTED_MEDIA_TYPE',
-    ],
+    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND'],
     handler: async ({ body, headers }, req) =>
       replayable(
         201,

@@ -49,7 +49,7 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     auth: 'session',
     request: { body: createEndpointSchema },
     responses: { 201: { description: 'Created', schema: createdEndpointSchema } },
-    errors: ['INVALID_REQUEST', 'LIMIT_REACHED'],
+    errors: ['LIMIT_REACHED'],
     handler: async ({ body }, req) => ({
       status: 201,
       body: await ops.webhooks.createEndpoint(currentAuth(req), body),
@@ -67,7 +67,7 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     extension: true,
     request: { params: endpointParamsSchema, body: rotateSecretSchema },
     responses: { 200: { description: 'Rotated', schema: createdEndpointSchema } },
-    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE'],
+    errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
     handler: async ({ params, body }, req) => ({
       status: 200,
       body: await ops.webhooks.rotateEndpointSecret(currentAuth(req), params.endpointId, body),
@@ -133,7 +133,7 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     extension: true,
     request: { params: deliveryParamsSchema },
     responses: { 202: { description: 'A new series started', schema: redeliveredSchema } },
-    errors: ['DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'],
+    errors: ['DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'RATE_LIMITED'],
     handler: async ({ params }, req) => ({
       status: 202,
       body: { delivery: await ops.webhooks.redeliver(currentAuth(req), params.deliveryId) },

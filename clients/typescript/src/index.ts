@@ -4,10 +4,8 @@ import type { components, paths } from './schema';
 
 export type { components, paths } from './schema';
 export type RunSnapshot = components['schemas']['RunSnapshot'];
-type CompletionBody = components['schemas']['CompletionRequest'];
-/** The send's body; the fields the server defaults may be left out. */
-export type CompletionRequest = Pick<CompletionBody, 'text' | 'chatId'> &
-  Partial<Pick<CompletionBody, 'image_urls' | 'attachmentIds' | 'planMode'>>;
+/** The send's body: only `text` is required. */
+export type CompletionRequest = components['schemas']['CompletionRequest'];
 export type QueuedTurn = components['schemas']['QueuedTurn'];
 export type ApiError = components['schemas']['Error'];
 
@@ -61,8 +59,7 @@ export function createAgentChatClient(options: ClientOptions) {
   async function send(body: CompletionRequest, idempotencyKey: string = randomUUID()): Promise<QueuedTurn> {
     return unwrap(
       await api.POST('/api/v1/completions', {
-        // The document lists the defaulted fields as required; the server fills them in.
-        body: body as CompletionBody,
+        body,
         headers: { 'idempotency-key': idempotencyKey },
       }),
     );

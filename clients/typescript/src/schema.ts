@@ -623,6 +623,22 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "id": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.started:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "event": "agent.started",
+     *       "createdAt": "2026-11-23T09:30:21.050Z",
+     *       "data": {
+     *         "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *         "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *         "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+     *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *         "status": "QUEUED",
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *       }
+     *     }
+     */
     WebhookEnvelope_agent_started: {
       /** @description wh:{endpointId}:{event}:{runId or toolCallId}: dedupe on it. */
       id: string;
@@ -632,6 +648,17 @@ export interface components {
       createdAt: string;
       data: components['schemas']['AgentEventData'];
     };
+    /**
+     * @example {
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+     *       "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "status": "COMPLETE",
+     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *     }
+     */
     AgentEventData: {
       chatId: string;
       runId: string;
@@ -646,6 +673,22 @@ export interface components {
       /** @description Why a turn FAILED. */
       error?: string;
     };
+    /**
+     * @example {
+     *       "id": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "event": "agent.completed",
+     *       "createdAt": "2026-11-23T09:30:21.050Z",
+     *       "data": {
+     *         "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *         "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *         "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+     *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *         "status": "COMPLETE",
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *       }
+     *     }
+     */
     WebhookEnvelope_agent_completed: {
       /** @description wh:{endpointId}:{event}:{runId or toolCallId}: dedupe on it. */
       id: string;
@@ -655,6 +698,22 @@ export interface components {
       createdAt: string;
       data: components['schemas']['AgentEventData'];
     };
+    /**
+     * @example {
+     *       "id": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.failed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "event": "agent.failed",
+     *       "createdAt": "2026-11-23T09:30:21.050Z",
+     *       "data": {
+     *         "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *         "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *         "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+     *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *         "status": "FAILED",
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *       }
+     *     }
+     */
     WebhookEnvelope_agent_failed: {
       /** @description wh:{endpointId}:{event}:{runId or toolCallId}: dedupe on it. */
       id: string;
@@ -664,6 +723,35 @@ export interface components {
       createdAt: string;
       data: components['schemas']['AgentEventData'];
     };
+    /**
+     * @example {
+     *       "id": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:tool.completed:e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *       "event": "tool.completed",
+     *       "createdAt": "2026-11-23T09:30:21.050Z",
+     *       "data": {
+     *         "toolName": "crop_image",
+     *         "output": {
+     *           "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *           "provider": "sharp",
+     *           "width": 2016,
+     *           "height": 2419
+     *         },
+     *         "assets": [
+     *           {
+     *             "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *             "mimeType": "image/png",
+     *             "filename": "lighthouse-crop.png"
+     *           }
+     *         ],
+     *         "creditCost": "1",
+     *         "durationMs": 840,
+     *         "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *         "toolCallId": "e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *         "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *         "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27"
+     *       }
+     *     }
+     */
     WebhookEnvelope_tool_completed: {
       /** @description wh:{endpointId}:{event}:{runId or toolCallId}: dedupe on it. */
       id: string;
@@ -673,16 +761,68 @@ export interface components {
       createdAt: string;
       data: components['schemas']['ToolCompletedData'];
     };
+    /**
+     * @example {
+     *       "toolName": "crop_image",
+     *       "output": {
+     *         "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *         "provider": "sharp",
+     *         "width": 2016,
+     *         "height": 2419
+     *       },
+     *       "assets": [
+     *         {
+     *           "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *           "mimeType": "image/png",
+     *           "filename": "lighthouse-crop.png"
+     *         }
+     *       ],
+     *       "creditCost": "1",
+     *       "durationMs": 840,
+     *       "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *       "toolCallId": "e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27"
+     *     }
+     */
     ToolCompletedData: components['schemas']['ToolResult'] & {
       toolCallId: string;
       chatId?: string;
       runId?: string;
     };
+    /**
+     * @example {
+     *       "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *       "mimeType": "image/png",
+     *       "filename": "lighthouse-crop.png"
+     *     }
+     */
     ToolAsset: {
       url: string;
       mimeType: string;
       filename?: string;
     };
+    /**
+     * @example {
+     *       "toolName": "crop_image",
+     *       "output": {
+     *         "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *         "provider": "sharp",
+     *         "width": 2016,
+     *         "height": 2419
+     *       },
+     *       "assets": [
+     *         {
+     *           "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *           "mimeType": "image/png",
+     *           "filename": "lighthouse-crop.png"
+     *         }
+     *       ],
+     *       "creditCost": "1",
+     *       "durationMs": 840,
+     *       "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84"
+     *     }
+     */
     ToolResult: {
       toolName: string;
       /** @description Provider output; always the result URL and the provider that made it. */
@@ -745,7 +885,47 @@ export interface components {
       }[];
       activeRun?: components['schemas']['ActiveRun'];
     };
-    /** @description With 409 RUN_ACTIVE: the run to follow. */
+    /**
+     * @description With 409 RUN_ACTIVE: the run to follow.
+     * @example {
+     *       "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "status": "WAITING",
+     *       "waitpoint": {
+     *         "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
+     *         "type": "PLAN_APPROVAL",
+     *         "status": "PENDING",
+     *         "plan": {
+     *           "summary": "Crop the lighthouse from the uploaded photo.",
+     *           "steps": [
+     *             {
+     *               "toolName": "crop_image",
+     *               "input": {
+     *                 "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *                 "x_percent": 25,
+     *                 "y_percent": 10,
+     *                 "width_percent": 50,
+     *                 "height_percent": 80
+     *               },
+     *               "reason": "The lighthouse fills the middle half of the frame."
+     *             }
+     *           ]
+     *         },
+     *         "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
+     *         "feedback": null,
+     *         "createdAt": "2026-11-23T09:30:03.200Z",
+     *         "resolvedAt": null,
+     *         "decidedBy": null,
+     *         "decidedAt": null
+     *       },
+     *       "links": {
+     *         "poll": "/api/v1/chats/3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04/runs/5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *         "stream": "/api/v1/chats/3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04/runs/5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27/events",
+     *         "cancel": "/api/v1/chats/3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04/runs/5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27/cancel",
+     *         "decide": "/api/v1/chats/3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04/runs/5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27/waitpoints/a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41/complete"
+     *       }
+     *     }
+     */
     ActiveRun: {
       /** Format: uuid */
       id: string;
@@ -765,7 +945,41 @@ export interface components {
         decide: string | null;
       };
     };
-    /** @description The plan waiting for approval, if any. */
+    /**
+     * @description The plan waiting for approval, if any.
+     * @example {
+     *       "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
+     *       "type": "PLAN_APPROVAL",
+     *       "status": "APPROVED",
+     *       "plan": {
+     *         "summary": "Crop the lighthouse from the uploaded photo.",
+     *         "steps": [
+     *           {
+     *             "toolName": "crop_image",
+     *             "input": {
+     *               "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *               "x_percent": 25,
+     *               "y_percent": 10,
+     *               "width_percent": 50,
+     *               "height_percent": 80
+     *             },
+     *             "reason": "The lighthouse fills the middle half of the frame."
+     *           }
+     *         ]
+     *       },
+     *       "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
+     *       "feedback": null,
+     *       "createdAt": "2026-11-23T09:30:03.200Z",
+     *       "resolvedAt": "2026-11-23T09:30:15.000Z",
+     *       "decidedBy": {
+     *         "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *         "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *         "sessionId": null,
+     *         "via": "rest"
+     *       },
+     *       "decidedAt": "2026-11-23T09:30:15.000Z"
+     *     }
+     */
     Waitpoint: {
       /** Format: uuid */
       id: string;
@@ -811,6 +1025,13 @@ export interface components {
       /** Format: date-time */
       decidedAt: string | null;
     } | null;
+    /**
+     * @example {
+     *       "status": "ready",
+     *       "database": "up",
+     *       "temporal": "up"
+     *     }
+     */
     Readiness: {
       /** @enum {string} */
       status: 'ready' | 'unavailable';
@@ -819,9 +1040,27 @@ export interface components {
       /** @enum {string} */
       temporal: 'up' | 'down';
     };
+    /**
+     * @example {
+     *       "user": {
+     *         "id": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *         "email": "ada@example.com",
+     *         "createdAt": "2026-11-01T08:00:00.000Z",
+     *         "creditBalance": "99"
+     *       }
+     *     }
+     */
     UserEnvelope: {
       user: components['schemas']['User'];
     };
+    /**
+     * @example {
+     *       "id": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *       "email": "ada@example.com",
+     *       "createdAt": "2026-11-01T08:00:00.000Z",
+     *       "creditBalance": "99"
+     *     }
+     */
     User: {
       /** Format: uuid */
       id: string;
@@ -834,15 +1073,40 @@ export interface components {
        */
       creditBalance: string;
     };
+    /**
+     * @example {
+     *       "email": "ada@example.com",
+     *       "password": "correct horse battery"
+     *     }
+     */
     Credentials: {
       /** Format: email */
       email: string;
       password: string;
     };
+    /**
+     * @example {
+     *       "id": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *       "name": "deploy script",
+     *       "prefix": "svck_live_Xq7f",
+     *       "lastUsedAt": null,
+     *       "createdAt": "2026-11-01T08:05:00.000Z",
+     *       "key": "svck_live_Xq7fT2mB9cLw4rN8pK1sV6yH3dJ0gZ5eA7uQ2iO9tRb"
+     *     }
+     */
     CreatedApiKey: components['schemas']['ApiKey'] & {
       /** @description The full secret, `svck_live_…`; shown only in this answer. */
       key: string;
     };
+    /**
+     * @example {
+     *       "id": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *       "name": "deploy script",
+     *       "prefix": "svck_live_Xq7f",
+     *       "lastUsedAt": "2026-11-23T09:30:00.412Z",
+     *       "createdAt": "2026-11-01T08:05:00.000Z"
+     *     }
+     */
     ApiKey: {
       /** Format: uuid */
       id: string;
@@ -854,19 +1118,61 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "name": "deploy script"
+     *     }
+     */
     NewApiKey: {
       name: string;
     };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *           "name": "deploy script",
+     *           "prefix": "svck_live_Xq7f",
+     *           "lastUsedAt": "2026-11-23T09:30:00.412Z",
+     *           "createdAt": "2026-11-01T08:05:00.000Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     ApiKeyList: {
       data: components['schemas']['ApiKey'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "2e8a4c6f-1b9d-4e37-a5f2-7c3e9b1d6a54",
+     *           "clientId": "mcp-client-7Yb3kQ",
+     *           "clientName": "Desktop assistant",
+     *           "lastUsedAt": "2026-11-23T09:30:00.412Z",
+     *           "createdAt": "2026-11-02T10:00:00.000Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     OAuthGrantList: {
       data: components['schemas']['OAuthGrant'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "id": "2e8a4c6f-1b9d-4e37-a5f2-7c3e9b1d6a54",
+     *       "clientId": "mcp-client-7Yb3kQ",
+     *       "clientName": "Desktop assistant",
+     *       "lastUsedAt": "2026-11-23T09:30:00.412Z",
+     *       "createdAt": "2026-11-02T10:00:00.000Z"
+     *     }
+     */
     OAuthGrant: {
       /** Format: uuid */
       id: string;
@@ -878,6 +1184,17 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "title": "Crop the lighthouse photo",
+     *       "isFavorite": false,
+     *       "lastMessageAt": "2026-11-23T09:30:00.000Z",
+     *       "lastMessageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "updatedAt": "2026-11-23T09:30:00.000Z"
+     *     }
+     */
     Chat: {
       /** Format: uuid */
       id: string;
@@ -892,23 +1209,113 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "title": "Crop the lighthouse photo"
+     *     }
+     */
     NewChat: {
       title?: string;
     };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *           "title": "Crop the lighthouse photo",
+     *           "isFavorite": false,
+     *           "lastMessageAt": "2026-11-23T09:30:00.000Z",
+     *           "lastMessageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *           "createdAt": "2026-11-23T09:30:00.000Z",
+     *           "updatedAt": "2026-11-23T09:30:00.000Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     ChatList: {
       data: components['schemas']['Chat'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "title": "Lighthouse crops",
+     *       "isFavorite": true
+     *     }
+     */
     ChatUpdate: {
       title?: string;
       isFavorite?: boolean;
     };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *           "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *           "role": "user",
+     *           "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *           "contentBlocks": [
+     *             {
+     *               "type": "text",
+     *               "text": "Crop the lighthouse out of this photo."
+     *             },
+     *             {
+     *               "type": "image",
+     *               "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *               "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *             }
+     *           ],
+     *           "attachments": [
+     *             {
+     *               "id": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *               "filename": "lighthouse.jpg",
+     *               "mimeType": "image/jpeg",
+     *               "status": "ready",
+     *               "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *             }
+     *           ],
+     *           "createdAt": "2026-11-23T09:30:00.000Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     MessageList: {
       data: components['schemas']['Message'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "id": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "role": "user",
+     *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "contentBlocks": [
+     *         {
+     *           "type": "text",
+     *           "text": "Crop the lighthouse out of this photo."
+     *         },
+     *         {
+     *           "type": "image",
+     *           "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *           "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *         }
+     *       ],
+     *       "attachments": [
+     *         {
+     *           "id": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *           "filename": "lighthouse.jpg",
+     *           "mimeType": "image/jpeg",
+     *           "status": "ready",
+     *           "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *         }
+     *       ],
+     *       "createdAt": "2026-11-23T09:30:00.000Z"
+     *     }
+     */
     Message: {
       /** Format: uuid */
       id: string;
@@ -962,6 +1369,15 @@ export interface components {
           result?: components['schemas']['ToolResult'];
           error?: string;
         };
+    /**
+     * @example {
+     *       "id": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *       "filename": "lighthouse.jpg",
+     *       "mimeType": "image/jpeg",
+     *       "status": "ready",
+     *       "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *     }
+     */
     Attachment: {
       /** Format: uuid */
       id: string;
@@ -972,11 +1388,34 @@ export interface components {
       /** @description Durable URL of the file; it does not expire. */
       url: string;
     };
+    /**
+     * @example {
+     *       "attachments": [
+     *         {
+     *           "id": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *           "filename": "lighthouse.jpg",
+     *           "mimeType": "image/jpeg",
+     *           "status": "ready",
+     *           "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
+     *         }
+     *       ],
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04"
+     *     }
+     */
     UploadResult: {
       attachments: components['schemas']['Attachment'][];
       /** Format: uuid */
       chatId: string | null;
     };
+    /**
+     * @example {
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "triggerRunId": null,
+     *       "status": "queued"
+     *     }
+     */
     QueuedTurn: {
       /** Format: uuid */
       chatId: string;
@@ -988,17 +1427,36 @@ export interface components {
       /** @enum {string} */
       status: 'queued';
     };
+    /**
+     * @example {
+     *       "text": "Crop the lighthouse out of this photo.",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "attachmentIds": [
+     *         "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05"
+     *       ],
+     *       "planMode": true
+     *     }
+     */
     CompletionRequest: {
       text: string;
       /** Format: uuid */
       chatId?: string;
       /** @default [] */
-      image_urls: string[];
+      image_urls?: string[];
       /** @default [] */
-      attachmentIds: string[];
+      attachmentIds?: string[];
       /** @default false */
-      planMode: boolean;
+      planMode?: boolean;
     };
+    /**
+     * @example {
+     *       "text": "Crop the lighthouse out of this photo.",
+     *       "planMode": "true",
+     *       "file": [
+     *         "<binary: lighthouse.jpg>"
+     *       ]
+     *     }
+     */
     CompletionForm: {
       text: string;
       /** Format: uuid */
@@ -1007,11 +1465,114 @@ export interface components {
        * @default false
        * @enum {string}
        */
-      planMode: 'true' | 'false';
+      planMode?: 'true' | 'false';
       /** @description repeat for several files; 8 files in all */
       file?: string[];
       files?: string[];
     };
+    /**
+     * @example {
+     *       "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *       "status": "COMPLETE",
+     *       "planMode": true,
+     *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "text": "Here is the lighthouse, cropped.",
+     *       "currentStep": 2,
+     *       "activity": null,
+     *       "toolCalls": [
+     *         {
+     *           "id": "e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *           "toolName": "crop_image",
+     *           "status": "SUCCEEDED",
+     *           "input": {
+     *             "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *             "x_percent": 25,
+     *             "y_percent": 10,
+     *             "width_percent": 50,
+     *             "height_percent": 80
+     *           },
+     *           "result": {
+     *             "toolName": "crop_image",
+     *             "output": {
+     *               "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *               "provider": "sharp",
+     *               "width": 2016,
+     *               "height": 2419
+     *             },
+     *             "assets": [
+     *               {
+     *                 "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *                 "mimeType": "image/png",
+     *                 "filename": "lighthouse-crop.png"
+     *               }
+     *             ],
+     *             "creditCost": "1",
+     *             "durationMs": 840,
+     *             "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84"
+     *           },
+     *           "error": null,
+     *           "startedAt": "2026-11-23T09:30:15.200Z",
+     *           "finishedAt": "2026-11-23T09:30:16.040Z"
+     *         }
+     *       ],
+     *       "waitpoints": [
+     *         {
+     *           "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
+     *           "type": "PLAN_APPROVAL",
+     *           "status": "APPROVED",
+     *           "plan": {
+     *             "summary": "Crop the lighthouse from the uploaded photo.",
+     *             "steps": [
+     *               {
+     *                 "toolName": "crop_image",
+     *                 "input": {
+     *                   "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *                   "x_percent": 25,
+     *                   "y_percent": 10,
+     *                   "width_percent": 50,
+     *                   "height_percent": 80
+     *                 },
+     *                 "reason": "The lighthouse fills the middle half of the frame."
+     *               }
+     *             ]
+     *           },
+     *           "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
+     *           "feedback": null,
+     *           "createdAt": "2026-11-23T09:30:03.200Z",
+     *           "resolvedAt": "2026-11-23T09:30:15.000Z",
+     *           "decidedBy": {
+     *             "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *             "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *             "sessionId": null,
+     *             "via": "rest"
+     *           },
+     *           "decidedAt": "2026-11-23T09:30:15.000Z"
+     *         }
+     *       ],
+     *       "webhooks": [
+     *         {
+     *           "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *           "event": "agent.completed",
+     *           "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *           "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *           "toolCallId": null,
+     *           "status": "DELIVERED",
+     *           "attempts": 1,
+     *           "lastAttemptAt": "2026-11-23T09:30:21.300Z",
+     *           "lastStatusCode": 200,
+     *           "deliveredAt": "2026-11-23T09:30:21.310Z"
+     *         }
+     *       ],
+     *       "error": null,
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "startedAt": "2026-11-23T09:30:00.412Z",
+     *       "finishedAt": "2026-11-23T09:30:21.050Z",
+     *       "updatedAt": "2026-11-23T09:30:21.050Z"
+     *     }
+     */
     RunSnapshot: {
       /** Format: uuid */
       id: string;
@@ -1056,6 +1617,20 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *       "event": "agent.completed",
+     *       "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *       "toolCallId": null,
+     *       "status": "DELIVERED",
+     *       "attempts": 1,
+     *       "lastAttemptAt": "2026-11-23T09:30:21.300Z",
+     *       "lastStatusCode": 200,
+     *       "deliveredAt": "2026-11-23T09:30:21.310Z"
+     *     }
+     */
     RunWebhookDelivery: {
       /**
        * Format: uuid
@@ -1084,6 +1659,12 @@ export interface components {
       /** Format: date-time */
       deliveredAt: string | null;
     };
+    /**
+     * @example {
+     *       "approved": true,
+     *       "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4"
+     *     }
+     */
     WaitpointDecision: {
       approved: boolean;
       feedback?: string;
@@ -1093,6 +1674,15 @@ export interface components {
        */
       planHash?: string;
     };
+    /**
+     * @example {
+     *       "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *       "x_percent": 25,
+     *       "y_percent": 10,
+     *       "width_percent": 50,
+     *       "height_percent": 80
+     *     }
+     */
     CropImageInput: {
       /**
        * Format: uri
@@ -1128,6 +1718,13 @@ export interface components {
         height: number;
       };
     } & ((unknown | unknown) & (unknown | unknown | unknown));
+    /**
+     * @example {
+     *       "prompt": "A lighthouse at dusk, watercolour",
+     *       "aspect_ratio": "16:9",
+     *       "seed": 42
+     *     }
+     */
     AiImage2Input: {
       /** @description What to draw, or how to change the image. */
       prompt: string;
@@ -1141,10 +1738,20 @@ export interface components {
        * @default 1:1
        * @enum {string}
        */
-      aspect_ratio: '1:1' | '16:9' | '9:16' | '4:3' | '3:4';
+      aspect_ratio?: '1:1' | '16:9' | '9:16' | '4:3' | '3:4';
       /** @description Makes the result repeatable where the provider supports it. */
       seed?: number;
     };
+    /**
+     * @example {
+     *       "video_urls": [
+     *         "https://media.example.com/clips/intro.mp4",
+     *         "https://media.example.com/clips/main.mp4"
+     *       ],
+     *       "transition": "fade",
+     *       "transition_duration": 0.5
+     *     }
+     */
     MergeVideosInput: {
       /** @description The videos to join, in order (http or https), 2–10. */
       video_urls: string[];
@@ -1153,17 +1760,42 @@ export interface components {
        * @default none
        * @enum {string}
        */
-      transition: 'none' | 'fade' | 'dissolve';
+      transition?: 'none' | 'fade' | 'dissolve';
       /**
        * @description Seconds each transition lasts (fade and dissolve only).
        * @default 1
        */
-      transition_duration: number;
+      transition_duration?: number;
     };
+    /**
+     * @example {
+     *       "id": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *       "url": "https://hooks.example.com/agent-chat",
+     *       "events": [
+     *         "agent.completed",
+     *         "agent.failed"
+     *       ],
+     *       "isActive": true,
+     *       "createdAt": "2026-11-01T08:10:00.000Z",
+     *       "secret": "svcwhsec_4Tg8pLq2Zr7Wv1Nc5Hx9Kb3Jm6Yd0Fs"
+     *     }
+     */
     CreatedWebhookEndpoint: components['schemas']['WebhookEndpoint'] & {
       /** @description The signing secret, `svcwhsec_…`; shown only in this answer. */
       secret: string;
     };
+    /**
+     * @example {
+     *       "id": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *       "url": "https://hooks.example.com/agent-chat",
+     *       "events": [
+     *         "agent.completed",
+     *         "agent.failed"
+     *       ],
+     *       "isActive": true,
+     *       "createdAt": "2026-11-01T08:10:00.000Z"
+     *     }
+     */
     WebhookEndpoint: {
       /** Format: uuid */
       id: string;
@@ -1173,16 +1805,124 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "url": "https://hooks.example.com/agent-chat",
+     *       "events": [
+     *         "agent.completed",
+     *         "agent.failed"
+     *       ]
+     *     }
+     */
+    NewWebhookEndpoint: {
+      /** Format: uri */
+      url: string;
+      events: ('agent.started' | 'agent.completed' | 'agent.failed' | 'tool.completed')[];
+    };
+    /**
+     * @example {
+     *       "overlapSeconds": 3600
+     *     }
+     */
+    SecretRotation: {
+      /**
+       * @description How long the old secret keeps signing, in `x-svc-signature-previous`, beside the new one (0 to 86400; default 86400).
+       * @default 86400
+       */
+      overlapSeconds?: number;
+    };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *           "url": "https://hooks.example.com/agent-chat",
+     *           "events": [
+     *             "agent.completed",
+     *             "agent.failed"
+     *           ],
+     *           "isActive": true,
+     *           "createdAt": "2026-11-01T08:10:00.000Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     WebhookEndpointList: {
       data: components['schemas']['WebhookEndpoint'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *           "event": "agent.completed",
+     *           "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *           "status": "DELIVERED",
+     *           "createdAt": "2026-11-23T09:30:21.050Z",
+     *           "deliveredAt": "2026-11-23T09:30:21.310Z",
+     *           "attempts": [
+     *             {
+     *               "series": 1,
+     *               "attempt": 1,
+     *               "startedAt": "2026-11-23T09:30:21.100Z",
+     *               "durationMs": 210,
+     *               "statusCode": 200,
+     *               "error": null,
+     *               "responseBody": "ok",
+     *               "signedContent": "1795000000.{\"id\":\"wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27\",\"event\":\"agent.completed\",…}",
+     *               "requestHeaders": {
+     *                 "content-type": "application/json",
+     *                 "x-svc-event": "agent.completed",
+     *                 "x-svc-timestamp": "1795000000",
+     *                 "x-svc-signature": "sha256=5d41402abc4b2a76b9719d911017c592ae2c8d5c1a1f9b3c8c1e0b7b1a2c3d4e",
+     *                 "x-svc-delivery-id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97"
+     *               }
+     *             }
+     *           ],
+     *           "attemptCount": 1
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
     WebhookDeliveryList: {
       data: components['schemas']['WebhookDelivery'][];
       /** @description Pass as `cursor` for the next page; null on the last page. */
       nextCursor: string | null;
     };
+    /**
+     * @example {
+     *       "id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *       "event": "agent.completed",
+     *       "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "status": "DELIVERED",
+     *       "createdAt": "2026-11-23T09:30:21.050Z",
+     *       "deliveredAt": "2026-11-23T09:30:21.310Z",
+     *       "attempts": [
+     *         {
+     *           "series": 1,
+     *           "attempt": 1,
+     *           "startedAt": "2026-11-23T09:30:21.100Z",
+     *           "durationMs": 210,
+     *           "statusCode": 200,
+     *           "error": null,
+     *           "responseBody": "ok",
+     *           "signedContent": "1795000000.{\"id\":\"wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27\",\"event\":\"agent.completed\",…}",
+     *           "requestHeaders": {
+     *             "content-type": "application/json",
+     *             "x-svc-event": "agent.completed",
+     *             "x-svc-timestamp": "1795000000",
+     *             "x-svc-signature": "sha256=5d41402abc4b2a76b9719d911017c592ae2c8d5c1a1f9b3c8c1e0b7b1a2c3d4e",
+     *             "x-svc-delivery-id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97"
+     *           }
+     *         }
+     *       ],
+     *       "attemptCount": 1
+     *     }
+     */
     WebhookDelivery: {
       /** Format: uuid */
       id: string;
@@ -1199,6 +1939,25 @@ export interface components {
       attempts: components['schemas']['WebhookAttempt'][];
       attemptCount: number;
     };
+    /**
+     * @example {
+     *       "series": 1,
+     *       "attempt": 1,
+     *       "startedAt": "2026-11-23T09:30:21.100Z",
+     *       "durationMs": 210,
+     *       "statusCode": 200,
+     *       "error": null,
+     *       "responseBody": "ok",
+     *       "signedContent": "1795000000.{\"id\":\"wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27\",\"event\":\"agent.completed\",…}",
+     *       "requestHeaders": {
+     *         "content-type": "application/json",
+     *         "x-svc-event": "agent.completed",
+     *         "x-svc-timestamp": "1795000000",
+     *         "x-svc-signature": "sha256=5d41402abc4b2a76b9719d911017c592ae2c8d5c1a1f9b3c8c1e0b7b1a2c3d4e",
+     *         "x-svc-delivery-id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97"
+     *       }
+     *     }
+     */
     WebhookAttempt: {
       series: number;
       attempt: number;
@@ -1215,6 +1974,41 @@ export interface components {
       requestHeaders: {
         [key: string]: string;
       } | null;
+    };
+    /**
+     * @example {
+     *       "delivery": {
+     *         "id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *         "event": "agent.completed",
+     *         "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *         "status": "PENDING",
+     *         "createdAt": "2026-11-23T09:30:21.050Z",
+     *         "deliveredAt": null,
+     *         "attempts": [
+     *           {
+     *             "series": 1,
+     *             "attempt": 1,
+     *             "startedAt": "2026-11-23T09:30:21.100Z",
+     *             "durationMs": 210,
+     *             "statusCode": 200,
+     *             "error": null,
+     *             "responseBody": "ok",
+     *             "signedContent": "1795000000.{\"id\":\"wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27\",\"event\":\"agent.completed\",…}",
+     *             "requestHeaders": {
+     *               "content-type": "application/json",
+     *               "x-svc-event": "agent.completed",
+     *               "x-svc-timestamp": "1795000000",
+     *               "x-svc-signature": "sha256=5d41402abc4b2a76b9719d911017c592ae2c8d5c1a1f9b3c8c1e0b7b1a2c3d4e",
+     *               "x-svc-delivery-id": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97"
+     *             }
+     *           }
+     *         ],
+     *         "attemptCount": 1
+     *       }
+     *     }
+     */
+    Redelivery: {
+      delivery: components['schemas']['WebhookDelivery'];
     };
   };
   responses: never;
@@ -1255,15 +2049,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: SERVICE_UNAVAILABLE */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
   };
   readiness: {
@@ -1293,13 +2078,20 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: SERVICE_UNAVAILABLE */
+      /** @description A dependency is down */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          /**
+           * @example {
+           *       "status": "unavailable",
+           *       "database": "up",
+           *       "temporal": "down"
+           *     }
+           */
+          'application/json': components['schemas']['Readiness'];
         };
       };
     };
@@ -1326,7 +2118,7 @@ export interface operations {
           'application/json': components['schemas']['UserEnvelope'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1346,6 +2138,15 @@ export interface operations {
       };
       /** @description Error: EMAIL_TAKEN */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -1422,7 +2223,7 @@ export interface operations {
           'application/json': components['schemas']['UserEnvelope'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1442,6 +2243,15 @@ export interface operations {
       };
       /** @description Error: FORBIDDEN */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -1632,15 +2442,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: FORBIDDEN */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
       /** @description Error: INTERNAL */
       500: {
         headers: {
@@ -1701,15 +2502,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: FORBIDDEN */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
       /** @description Error: INTERNAL */
       500: {
         headers: {
@@ -1752,7 +2544,7 @@ export interface operations {
           'application/json': components['schemas']['CreatedApiKey'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1772,6 +2564,15 @@ export interface operations {
       };
       /** @description Error: FORBIDDEN */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -1911,15 +2712,6 @@ export interface operations {
       };
       /** @description Error: UNAUTHORIZED */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error: FORBIDDEN */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -2124,7 +2916,7 @@ export interface operations {
           'application/json': components['schemas']['Chat'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2387,7 +3179,7 @@ export interface operations {
           'application/json': components['schemas']['Chat'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2602,7 +3394,7 @@ export interface operations {
           'application/json': components['schemas']['UploadResult'];
         };
       };
-      /** @description Error: TOO_MANY_FILES, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, TOO_MANY_FILES */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2821,7 +3613,7 @@ export interface operations {
           'application/json': components['schemas']['QueuedTurn'];
         };
       };
-      /** @description Error: TOO_MANY_FILES, INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON, TOO_MANY_FILES */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2884,17 +3676,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: ACTIVE_LIMIT, RATE_LIMITED */
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
       429: {
         headers: {
           /** @description Seconds until a request may succeed again. */
           'retry-after': string;
-          /** @description Requests allowed in the window of the counter that refused. */
-          'ratelimit-limit': string;
-          /** @description Requests left in that window: 0. */
-          'ratelimit-remaining': string;
-          /** @description Seconds until that window resets. */
-          'ratelimit-reset': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3214,7 +4006,7 @@ export interface operations {
           'application/json': components['schemas']['Waitpoint'];
         };
       };
-      /** @description Error: INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3243,6 +4035,24 @@ export interface operations {
       };
       /** @description Error: RUN_NOT_ACTIVE, WAITPOINT_RESOLVED, PLAN_CHANGED */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3314,7 +4124,7 @@ export interface operations {
           'application/json': components['schemas']['ToolResult'];
         };
       };
-      /** @description Error: INVALID_RECTANGLE, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON, INVALID_RECTANGLE */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3386,17 +4196,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: ACTIVE_LIMIT, RATE_LIMITED */
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
       429: {
         headers: {
           /** @description Seconds until a request may succeed again. */
           'retry-after': string;
-          /** @description Requests allowed in the window of the counter that refused. */
-          'ratelimit-limit': string;
-          /** @description Requests left in that window: 0. */
-          'ratelimit-remaining': string;
-          /** @description Seconds until that window resets. */
-          'ratelimit-reset': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3468,7 +4278,7 @@ export interface operations {
           'application/json': components['schemas']['ToolResult'];
         };
       };
-      /** @description Error: INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3531,17 +4341,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: ACTIVE_LIMIT, RATE_LIMITED */
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
       429: {
         headers: {
           /** @description Seconds until a request may succeed again. */
           'retry-after': string;
-          /** @description Requests allowed in the window of the counter that refused. */
-          'ratelimit-limit': string;
-          /** @description Requests left in that window: 0. */
-          'ratelimit-remaining': string;
-          /** @description Seconds until that window resets. */
-          'ratelimit-reset': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3566,7 +4376,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: PROVIDER_NOT_CONFIGURED, SERVICE_UNAVAILABLE */
+      /** @description Error: SERVICE_UNAVAILABLE, PROVIDER_NOT_CONFIGURED */
       503: {
         headers: {
           [name: string]: unknown;
@@ -3613,7 +4423,7 @@ export interface operations {
           'application/json': components['schemas']['ToolResult'];
         };
       };
-      /** @description Error: INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3676,17 +4486,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: ACTIVE_LIMIT, RATE_LIMITED */
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
       429: {
         headers: {
           /** @description Seconds until a request may succeed again. */
           'retry-after': string;
-          /** @description Requests allowed in the window of the counter that refused. */
-          'ratelimit-limit': string;
-          /** @description Requests left in that window: 0. */
-          'ratelimit-remaining': string;
-          /** @description Seconds until that window resets. */
-          'ratelimit-reset': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3771,15 +4581,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: FORBIDDEN */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
       /** @description Error: INTERNAL */
       500: {
         headers: {
@@ -3809,11 +4610,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** Format: uri */
-          url: string;
-          events: ('agent.started' | 'agent.completed' | 'agent.failed' | 'tool.completed')[];
-        };
+        'application/json': components['schemas']['NewWebhookEndpoint'];
       };
     };
     responses: {
@@ -3826,7 +4623,7 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
-      /** @description Error: INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3846,6 +4643,24 @@ export interface operations {
       };
       /** @description Error: FORBIDDEN */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3893,13 +4708,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        'application/json': {
-          /**
-           * @description How long the old secret keeps signing, in `x-svc-signature-previous`, beside the new one (0 to 86400; default 86400).
-           * @default 86400
-           */
-          overlapSeconds?: number;
-        };
+        'application/json': components['schemas']['SecretRotation'];
       };
     };
     responses: {
@@ -3912,7 +4721,7 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
-      /** @description Error: INVALID_JSON, INVALID_REQUEST */
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3941,6 +4750,15 @@ export interface operations {
       };
       /** @description Error: WEBHOOK_ENDPOINT_NOT_FOUND */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -4093,15 +4911,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: FORBIDDEN */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
       /** @description Error: WEBHOOK_ENDPOINT_NOT_FOUND */
       404: {
         headers: {
@@ -4148,9 +4957,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            delivery: components['schemas']['WebhookDelivery'];
-          };
+          'application/json': components['schemas']['Redelivery'];
         };
       };
       /** @description Error: INVALID_REQUEST */
@@ -4267,15 +5074,6 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: SERVICE_UNAVAILABLE */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
   };
   getApiReference: {
@@ -4296,15 +5094,6 @@ export interface operations {
       };
       /** @description Error: INTERNAL */
       500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error: SERVICE_UNAVAILABLE */
-      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4343,15 +5132,6 @@ export interface operations {
       };
       /** @description Error: INTERNAL */
       500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Error: SERVICE_UNAVAILABLE */
-      503: {
         headers: {
           [name: string]: unknown;
         };
