@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
+import { isDatabaseUnavailable } from '../core/db/client';
 import { permanentFailure } from '../core/errors/failures';
 import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
@@ -18,6 +19,10 @@ import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/we
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
 const ATTEMPT_TIMEOUT_MS = 10_000;
+/** How often an attempt tells Temporal it is alive (WEBHOOK_POST's heartbeat timeout is 5 s). */
+const HEARTBEAT_EVERY_MS = 1_000;
+/** How often a statement is tried again while PostgreSQL cannot be reached. */
+const DATABASE_RETRY_MS = 500;
 /** How much of a receiver's answer is read; a longer answer fails the attempt as TOO_LARGE. */
 const RESPONSE_MAX_BYTES = 1024 * 1024;
 /** How much of a receiver's answer the attempt log keeps. */
@@ -40,9 +45,142 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * A statement of a delivery attempt, tried again while PostgreSQL cannot be reached: our own
+ * outage (a restart takes seconds) must not spend one of the receiver's four attempts. The wait is
+ * bounded by the attempt's start-to-close timeout (WEBHOOK_POST), and ends at once on a cancel.
+ */
+async function untilReachable<T>(ctx: Context, statement: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || ctx.cancellationSignal.aborted) throw err;
+      await ctx.sleep(DATABASE_RETRY_MS);
+    }
+  }
+}
+
 export function createWebhooksActivities(deps: ActivityDeps) {
   const { pool } = deps.db;
   const starter = starterOf(deps);
+
+  async function attempt(
+    { deliveryId, series }: WebhookDeliveryInput,
+    ctx: Context,
+  ): Promise<DeliverWebhookResult> {
+    const { rows } = await untilReachable(ctx, () =>
+      pool.query<{
+        series: number;
+        status: DeliveryStatus;
+        event: WebhookEvent;
+        payload: WebhookEnvelope;
+        url: string;
+        secretEncrypted: string;
+        previousSecretEncrypted: string | null;
+        live: boolean;
+        userId: string;
+      }>(
+        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
+                CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
+                  AS "previousSecretEncrypted",
+                e."isActive" AND e."deletedAt" IS NULL AS live
+           FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+          WHERE d.id = $1`,
+        [deliveryId],
+      ),
+    );
+    const row = rows[0];
+    // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
+    if (!row || row.series !== series || row.status !== 'PENDING') return 'SKIPPED';
+    const data = row.payload.data as { chatId?: unknown; runId?: unknown; toolCallId?: unknown };
+    addLogContext({
+      userId: row.userId,
+      ...(typeof data.chatId === 'string' ? { chatId: data.chatId } : {}),
+      ...(typeof data.runId === 'string' ? { runId: data.runId } : {}),
+      ...(typeof data.toolCallId === 'string' ? { toolCallId: data.toolCallId } : {}),
+    });
+    // Checked before every attempt: an endpoint deleted between attempts receives nothing more.
+    if (!row.live) {
+      throw permanentFailure('WEBHOOK_ENDPOINT_NOT_FOUND', 'The endpoint was deleted; nothing more is sent.');
+    }
+
+    const body = serializeEnvelope(row.payload);
+    const signing = webhookHeaders({
+      secret: openSecret(appSecrets(deps.config), row.secretEncrypted),
+      ...(row.previousSecretEncrypted === null
+        ? {}
+        : { previousSecret: openSecret(appSecrets(deps.config), row.previousSecretEncrypted) }),
+      body,
+      event: row.event,
+      deliveryId,
+    });
+    // The receiver can join the trace the event belongs to (empty while tracing is off).
+    const headers = { ...signing.headers, ...traceHeaders() };
+    const startedAt = new Date();
+    const started = performance.now();
+    let statusCode: number | null = null;
+    let responseBody: string | null = null;
+    let error: string | null = null;
+    try {
+      const res = await deps.http.request(row.url, {
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        maxRedirects: 0,
+        maxBytes: RESPONSE_MAX_BYTES,
+        signal: ctx.cancellationSignal,
+      });
+      statusCode = res.status;
+      responseBody = logExcerpt(res.body);
+      if (statusCode < 200 || statusCode > 299) error = `The endpoint answered HTTP ${statusCode}.`;
+      webhookAttempts.inc({ outcome: error === null ? 'delivered' : 'http_error' });
+    } catch (err) {
+      error = describeFailure(err);
+      webhookAttempts.inc({ outcome: 'network_error' });
+    }
+    const durationMs = Math.round(performance.now() - started);
+
+    // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
+    await untilReachable(ctx, () =>
+      pool.query(
+        `INSERT INTO "WebhookAttempt"
+                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
+                 "signedContent", "requestHeaders")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
+        [
+          randomUUID(),
+          deliveryId,
+          series,
+          ctx.info.attempt,
+          startedAt,
+          durationMs,
+          statusCode,
+          error,
+          responseBody,
+          signing.signed,
+          JSON.stringify(headers),
+        ],
+      ),
+    );
+    deps.logger.info(
+      { deliveryId, series, attempt: ctx.info.attempt, statusCode, durationMs, error },
+      'webhook attempt',
+    );
+    if (error !== null) throw new Error(error);
+
+    const delivered = await untilReachable(ctx, () =>
+      pool.query(
+        `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
+          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
+        [deliveryId, series],
+      ),
+    );
+    if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
+    return 'DELIVERED';
+  }
 
   return {
     /**
@@ -62,118 +200,17 @@ export function createWebhooksActivities(deps: ActivityDeps) {
 
     /**
      * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery
-     * and anything else throws so the workflow's retry policy schedules the next attempt.
+     * and anything else throws so the workflow's retry policy schedules the next attempt. It
+     * heartbeats throughout, so a worker that dies mid-attempt is noticed in seconds.
      */
-    async deliverWebhook({ deliveryId, series }: WebhookDeliveryInput): Promise<DeliverWebhookResult> {
+    async deliverWebhook(input: WebhookDeliveryInput): Promise<DeliverWebhookResult> {
       const ctx = Context.current();
-      const { rows } = await pool.query<{
-        series: number;
-        status: DeliveryStatus;
-        event: WebhookEvent;
-        payload: WebhookEnvelope;
-        url: string;
-        secretEncrypted: string;
-        previousSecretEncrypted: string | null;
-        live: boolean;
-        userId: string;
-      }>(
-        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
-                CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
-                  AS "previousSecretEncrypted",
-                e."isActive" AND e."deletedAt" IS NULL AS live
-           FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
-          WHERE d.id = $1`,
-        [deliveryId],
-      );
-      const row = rows[0];
-      // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
-      if (!row || row.series !== series || row.status !== 'PENDING') return 'SKIPPED';
-      const data = row.payload.data as { chatId?: unknown; runId?: unknown; toolCallId?: unknown };
-      addLogContext({
-        userId: row.userId,
-        ...(typeof data.chatId === 'string' ? { chatId: data.chatId } : {}),
-        ...(typeof data.runId === 'string' ? { runId: data.runId } : {}),
-        ...(typeof data.toolCallId === 'string' ? { toolCallId: data.toolCallId } : {}),
-      });
-      // Checked before every attempt: an endpoint deleted between attempts receives nothing more.
-      if (!row.live) {
-        throw permanentFailure(
-          'WEBHOOK_ENDPOINT_NOT_FOUND',
-          'The endpoint was deleted; nothing more is sent.',
-        );
-      }
-
-      const body = serializeEnvelope(row.payload);
-      const signing = webhookHeaders({
-        secret: openSecret(appSecrets(deps.config), row.secretEncrypted),
-        ...(row.previousSecretEncrypted === null
-          ? {}
-          : { previousSecret: openSecret(appSecrets(deps.config), row.previousSecretEncrypted) }),
-        body,
-        event: row.event,
-        deliveryId,
-      });
-      // The receiver can join the trace the event belongs to (empty while tracing is off).
-      const headers = { ...signing.headers, ...traceHeaders() };
-      const startedAt = new Date();
-      const started = performance.now();
-      let statusCode: number | null = null;
-      let responseBody: string | null = null;
-      let error: string | null = null;
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const res = await deps.http.request(row.url, {
-          method: 'POST',
-          headers,
-          body,
-          timeoutMs: ATTEMPT_TIMEOUT_MS,
-          maxRedirects: 0,
-          maxBytes: RESPONSE_MAX_BYTES,
-          signal: ctx.cancellationSignal,
-        });
-        statusCode = res.status;
-        responseBody = logExcerpt(res.body);
-        if (statusCode < 200 || statusCode > 299) error = `The endpoint answered HTTP ${statusCode}.`;
-        webhookAttempts.inc({ outcome: error === null ? 'delivered' : 'http_error' });
-      } catch (err) {
-        error = describeFailure(err);
-        webhookAttempts.inc({ outcome: 'network_error' });
+        return await attempt(input, ctx);
+      } finally {
+        clearInterval(beat);
       }
-      const durationMs = Math.round(performance.now() - started);
-
-      // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
-      await pool.query(
-        `INSERT INTO "WebhookAttempt"
-                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
-                 "signedContent", "requestHeaders")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
-        [
-          randomUUID(),
-          deliveryId,
-          series,
-          ctx.info.attempt,
-          startedAt,
-          durationMs,
-          statusCode,
-          error,
-          responseBody,
-          signing.signed,
-          JSON.stringify(headers),
-        ],
-      );
-      deps.logger.info(
-        { deliveryId, series, attempt: ctx.info.attempt, statusCode, durationMs, error },
-        'webhook attempt',
-      );
-      if (error !== null) throw new Error(error);
-
-      const delivered = await pool.query(
-        `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
-          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
-        [deliveryId, series],
-      );
-      if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
-      return 'DELIVERED';
     },
 
     /** After the last attempt: PENDING → FAILED, unless a newer series has taken over. */

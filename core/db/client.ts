@@ -72,6 +72,17 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   }
 }
 
+/** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
+const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
+const PG_UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect)/;
+
+/** Whether a failed statement failed because PostgreSQL could not be reached, not because of it. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (typeof code === 'string' && PG_UNAVAILABLE.test(code)) || PG_UNAVAILABLE_MESSAGE.test(err.message);
+}
+
 /** True when PostgreSQL answers a `SELECT 1` within `timeoutMs`. */
 export async function databaseReachable(pool: Pool, timeoutMs: number): Promise<boolean> {
   const client = await pool.connect().catch(() => undefined);

@@ -343,6 +343,60 @@ describe('faults (real processes)', function () {
     assert.equal(ended[0]?.status, 'COMPLETE');
   });
 
+  it("spends none of a delivery's attempts on its own PostgreSQL restart", async () => {
+    const env = appEnv(infra);
+    const gateway = await startGateway(env);
+    track(gateway.process);
+    track(await startWorker(env));
+    const account = await signUp(gateway.url);
+    // The first POST is held until PostgreSQL is down, so the attempt's record meets the outage.
+    let posted!: () => void;
+    const firstPost = new Promise<void>((resolve) => (posted = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const receiver = await startReceiver({
+      beforeAnswer: async () => {
+        if (held) return;
+        held = true;
+        posted();
+        await released;
+      },
+    });
+    try {
+      await subscribe(gateway.url, account, receiver.url);
+      const turn = await send(gateway.url, account, { text: 'hello while the database restarts' });
+      assert.equal(turn.status, 202);
+      await firstPost;
+      await infra.stopPostgres();
+      release();
+      await infra.startPostgres();
+      const deliveries = await waitFor(
+        async () => {
+          const { rows } = await infra.pool.query<{ id: string; status: string; attempts: number }>(
+            `SELECT d.id, d.status, (SELECT count(*)::int FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id) AS attempts
+               FROM "WebhookDelivery" d WHERE d."idempotencyKey" = $1`,
+            [turn.runId],
+          );
+          return rows.length === 2 && rows.every((r) => r.status === 'DELIVERED') ? rows : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500, what: "the run's two deliveries" },
+      );
+      const heldId = receiver.received[0]?.deliveryId;
+      const posts = receiver.received.filter((r) => r.deliveryId === heldId).length;
+      console.log(
+        `      the delivery held across the restart: ${posts} POST(s), attempts ${deliveries.map((d) => d.attempts).join(', ')}`,
+      );
+      assert.equal(posts, 1, 'the receiver was posted once: its answer was recorded after the restart');
+      assert.deepEqual(
+        deliveries.map((d) => d.attempts),
+        [1, 1],
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('completes a turn while the webhook receiver is down; the delivery follows the retry schedule', async () => {
     const env = appEnv(infra);
     const gateway = await startGateway(env);

@@ -247,7 +247,8 @@ export interface Delivery {
 }
 
 /** A webhook receiver on loopback that records every post; `down()` refuses connections. */
-export async function startReceiver(): Promise<{
+/** `beforeAnswer` runs after a POST is read and before it is answered (to hold a delivery in flight). */
+export async function startReceiver(options: { beforeAnswer?: () => Promise<void> } = {}): Promise<{
   url: string;
   received: Delivery[];
   down(): Promise<void>;
@@ -268,7 +269,7 @@ export async function startReceiver(): Promise<{
         event: envelope.event,
         ...(envelope.data.runId ? { runId: envelope.data.runId } : {}),
       });
-      res.writeHead(204).end();
+      void (options.beforeAnswer?.() ?? Promise.resolve()).then(() => res.writeHead(204).end());
     });
   };
   let server: Server = createServer(handler);

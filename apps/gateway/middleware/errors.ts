@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, ServiceUnavailableError } from '../../../core/errors/app-error';
 import { httpErrors } from '../../../core/metrics/registry';
+import { isDatabaseUnavailable } from '../../../core/db/client';
 
 interface HttpParserError {
   type?: string;
@@ -22,9 +23,6 @@ function fromParserError(err: HttpParserError): AppError | undefined {
   }
 }
 
-/** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
-const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
-const PG_UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect)/;
 /** gRPC UNAVAILABLE: the Temporal frontend cannot be reached. */
 const GRPC_UNAVAILABLE = 14;
 
@@ -37,12 +35,7 @@ function fromUnavailable(err: unknown): AppError | undefined {
   if (!(err instanceof Error)) return undefined;
   const code = (err as { code?: unknown }).code;
   const cause = (err as { cause?: { code?: unknown } }).cause;
-  if (
-    (typeof code === 'string' && PG_UNAVAILABLE.test(code)) ||
-    PG_UNAVAILABLE_MESSAGE.test(err.message) ||
-    code === GRPC_UNAVAILABLE ||
-    cause?.code === GRPC_UNAVAILABLE
-  ) {
+  if (isDatabaseUnavailable(err) || code === GRPC_UNAVAILABLE || cause?.code === GRPC_UNAVAILABLE) {
     return new ServiceUnavailableError('A service this request needs is unavailable; retry shortly.');
   }
   return undefined;
