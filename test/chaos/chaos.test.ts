@@ -53,6 +53,7 @@ interface Row {
   doubled: number;
   recover: string;
   orphans: number;
+  reposts: number;
   attempts: number;
 }
 
@@ -61,6 +62,8 @@ interface Tally {
   doubled: string[];
   /** Files in storage no finished tool call owns. */
   orphans: string[];
+  /** POSTs of a delivery the receiver had already acted on (a kill between its answer and its record). */
+  reposts: number;
 }
 
 interface World {
@@ -234,6 +237,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
         'doubled',
         'time to recover',
         'orphan files',
+        're-POSTs deduped',
         'attempts',
       ];
       console.log(
@@ -243,7 +247,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
           `      |${head.map(() => '---').join('|')}|`,
           ...rows.map(
             (r) =>
-              `      | ${r.scenario} | ${r.seed} | ${r.runs} | ${r.faults} | ${r.hit} | ${r.terminal} | ${r.lost} | ${r.doubled} | ${r.recover} | ${r.orphans} | ${r.attempts} |`,
+              `      | ${r.scenario} | ${r.seed} | ${r.runs} | ${r.faults} | ${r.hit} | ${r.terminal} | ${r.lost} | ${r.doubled} | ${r.recover} | ${r.orphans} | ${r.reposts} | ${r.attempts} |`,
           ),
         ].join('\n'),
       );
@@ -327,6 +331,7 @@ async function runScenario(
       doubled: tally.doubled.length,
       recover: `${recover.toFixed(1)} s`,
       orphans: tally.orphans.length,
+      reposts: tally.reposts,
       attempts: attempt,
     },
     tally,
@@ -481,6 +486,8 @@ async function settle(
     const ids = appliedByEvent.get(`${d.event} ${d.key}`)?.size ?? 0;
     if (ids > 1) doubled.push(`${d.event} of ${d.key} received under ${ids} ids`);
   }
+  const ids = new Set(deliveries.map((d) => d.id));
+  const reposts = lines.filter((l) => l.outcome === 'duplicate' && ids.has(l.deliveryId)).length;
   const orphans = await orphanFiles(world.storageDir, pool);
-  return { lost, doubled, orphans, runs: allRuns.length, terminal };
+  return { lost, doubled, orphans, reposts, runs: allRuns.length, terminal };
 }
