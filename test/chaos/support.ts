@@ -199,10 +199,22 @@ export async function drive(input: {
       }
       if (status === 202 || status === 200) return;
       if (status === 0) {
-        // The connection dropped: the request may have been taken before the gateway died.
-        const taken = await exists(r).catch(() => undefined);
+        // The connection dropped: the request may have been taken before the gateway died. A
+        // turn's row is written by the gateway before it answers; a direct call's only by the
+        // worker once the call's workflow runs, so for a call the client gives the worker a while.
+        const taken = await waitFor(
+          () =>
+            exists(r).then(
+              (found) => found || undefined,
+              () => undefined,
+            ),
+          {
+            timeoutMs: r.kind === 'direct' ? 20_000 : 0,
+            intervalMs: 250,
+            what: 'the request to be found',
+          },
+        ).catch(() => false);
         if (taken) return;
-        await pause(200);
         continue;
       }
       if (status >= 500 || status === 429) {
