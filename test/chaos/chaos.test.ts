@@ -94,19 +94,34 @@ async function workInFlight(world: World): Promise<boolean> {
   return Number(rows[0]?.n) > 0;
 }
 
-/** A random moment (0.5–3 s into the load, by the seed), then a SIGKILL of `kill`, `restart` after a seeded while. */
+/**
+ * A random moment (0.5–3 s on, by the seed), or the first moment after it with work in flight
+ * (`busy`; up to 15 s), then a SIGKILL of `kill`, and `restart` after a seeded while.
+ */
 function randomKill(
   kill: (world: World, random: ReturnType<typeof seeded>) => Promise<boolean | void>,
   restart: (world: World) => Promise<void>,
+  busy: (world: World) => Promise<boolean> = workInFlight,
 ): Injector {
   return async (world, random) => {
     await pause(random.int(500, 3_000));
-    const busy = await workInFlight(world);
+    const inFlight = await waitFor(
+      () =>
+        busy(world).then(
+          (b) => b || undefined,
+          () => undefined,
+        ),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        what: 'work in flight',
+      },
+    ).catch(() => false);
     const hit = await kill(world, random);
     const at = Date.now();
     await pause(random.int(200, 2_000));
     await restart(world);
-    return { hit: typeof hit === 'boolean' ? hit : busy, at };
+    return { hit: typeof hit === 'boolean' ? hit : inFlight, at };
   };
 }
 
@@ -154,6 +169,10 @@ const SCENARIOS: { name: string; inject: Injector & { arm?: (world: World) => Pr
     inject: randomKill(
       async (w) => (await w.topology.killGateway(0)) > 0,
       async (w) => void (await w.topology.startGateway(0)),
+      async (w) => {
+        const url = w.topology.gateways[0]?.url;
+        return Boolean(url && (w.topology.inFlight.get(url) ?? 0) > 0);
+      },
     ),
   },
   {
