@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { permanentFailure } from '../core/errors/failures';
+import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { modelStepDuration } from '../core/metrics/worker';
 import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
@@ -133,6 +134,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         // A reply that ends the turn is written by the statement that ends it.
         writeLast: (r) => r.toolCalls.length > 0,
       });
+      await faultPoint(deps.config, 'model-step', { runId: input.runId, step: input.step });
 
       if (reply.toolCalls.length === 0) {
         const text = appendText(input.textSoFar, reply.text);

@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isDatabaseUnavailable } from '../core/db/client';
 import { permanentFailure } from '../core/errors/failures';
+import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
 import { traceHeaders } from '../core/telemetry/tracing';
@@ -141,6 +142,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       webhookAttempts.inc({ outcome: 'network_error' });
     }
     const durationMs = Math.round(performance.now() - started);
+    if (statusCode !== null) await faultPoint(deps.config, 'webhook-answered', { deliveryId, statusCode });
 
     // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
     await untilReachable(ctx, () =>

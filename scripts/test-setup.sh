@@ -6,7 +6,7 @@
 # Temporal's time-skipping test server with Maven (Java is on every machine of ours), and installs
 # ffmpeg from Debian's packages when the user is root or has passwordless sudo; what it cannot do,
 # it says in one line and stops.
-# Usage: test-setup.sh [SUITE...]   SUITE: test, faults, lifecycle, fuzz, bench, cluster (none: every suite)
+# Usage: test-setup.sh [SUITE...]   SUITE: test, faults, chaos, lifecycle, fuzz, bench, cluster (none: every suite)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -82,7 +82,7 @@ prepare() {
 }
 
 started=$SECONDS
-[ $# -gt 0 ] || set -- test faults lifecycle fuzz bench cluster
+[ $# -gt 0 ] || set -- test faults chaos lifecycle fuzz bench cluster
 tools=()
 for suite in "$@"; do
   # What each suite needs. A new suite (e.g. lifecycle) adds its line here and a `pre<script>`
@@ -92,12 +92,13 @@ for suite in "$@"; do
     # driver, ffmpeg for merge_videos, Chromium for /docs offline and the console's browser tests
     test) needs=(temporal test-server minio ffmpeg chromium) ;;
     faults) needs=(temporal) ;;
+    chaos) needs=(temporal) ;; # the fault suite's PostgreSQL and Temporal dev server, killed
     lifecycle) needs=(temporal) ;; # npm start's own tree
     fuzz) needs=(temporal ffmpeg schemathesis) ;; # the whole service, fuzzed by Schemathesis
     bench) needs=(temporal temporal-server temporal-sql-tool) ;; # --engine=cluster too
     # npm run start:cluster's tree: the Temporal server's services, its SQL tool, its UI server
     cluster) needs=(temporal-server temporal-sql-tool temporal-ui-server ffmpeg) ;;
-    *) stop "unknown suite $suite (known: test, faults, lifecycle, fuzz, bench, cluster)" ;;
+    *) stop "unknown suite $suite (known: test, faults, chaos, lifecycle, fuzz, bench, cluster)" ;;
   esac
   for tool in "${needs[@]}"; do
     [[ " ${tools[*]} " == *" $tool "* ]] || tools+=("$tool")

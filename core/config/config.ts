@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { FAULT_POINTS } from './fault-points';
 
 const bool = (fallback: boolean) =>
   z
@@ -17,10 +18,6 @@ const toMs = (v: string, ctx: z.RefinementCtx): number => {
   return ms;
 };
 const duration = (fallback: string) => z.string().default(fallback).transform(toMs);
-const optionalDuration = z
-  .string()
-  .optional()
-  .transform((v, ctx) => (v === undefined ? undefined : toMs(v, ctx)));
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 const isProxyAddress = (entry: string): boolean => {
@@ -222,11 +219,22 @@ export const configSchema = z
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),
     /**
-     * Fault injection for the fault suite only: the send route waits this long between its
-     * database commit and the workflow start, so a test can kill the gateway there. Refused in
-     * production.
+     * Fault injection for the fault and chaos suites only (core/process/fault.ts): at each named
+     * point (comma-separated, from FAULT_POINTS) the process prints a marker line and holds that
+     * work for FAULT_PAUSE_FOR, so a suite that sees the line can kill the process exactly there.
+     * Refused in production.
      */
-    FAULT_PAUSE_BEFORE_START: optionalDuration,
+    FAULT_PAUSE_AT: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(FAULT_POINTS))),
+    FAULT_PAUSE_FOR: duration('10m'),
 
     STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
     STORAGE_LOCAL_DIR: z.string().default('.data/files'),
@@ -302,10 +310,10 @@ export const configSchema = z
         });
       }
     }
-    if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_BEFORE_START !== undefined) {
+    if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
       ctx.addIssue({
         code: 'custom',
-        path: ['FAULT_PAUSE_BEFORE_START'],
+        path: ['FAULT_PAUSE_AT'],
         message: 'is a test-only fault injection and may not be set in production',
       });
     }

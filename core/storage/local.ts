@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type BigIntStats } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config';
+import { faultPoint } from '../process/fault';
 import { ObjectNotFoundError, assertValidKey } from './keys';
 import { signedFileUrl } from './signing';
 import type { ByteRange, ObjectInfo, ObjectStorage, PutOptions } from './storage';
@@ -59,12 +60,19 @@ export function createLocalStorage(config: Config): ObjectStorage {
     async put(key: string, body: Buffer | Readable, options: PutOptions) {
       const { objectPath, metaPath } = locate(key);
       await mkdir(tmpDir, { recursive: true });
-      const tmpObject = path.join(tmpDir, randomUUID());
+      // Temporary files are named after their key: a put cut short between writing and renaming
+      // (its process killed) leaves its files behind, and the retry of that put clears them.
+      const stem = `${createHash('sha256').update(key).digest('hex')}.`;
+      for (const leftover of (await readdir(tmpDir)).filter((f) => f.startsWith(stem))) {
+        await rm(path.join(tmpDir, leftover), { force: true });
+      }
+      const tmpObject = path.join(tmpDir, stem + randomUUID());
       const tmpMeta = `${tmpObject}.json`;
       try {
         await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(tmpObject));
         const meta: Meta = { contentType: options.contentType };
         await writeFile(tmpMeta, JSON.stringify(meta));
+        await faultPoint(config, 'storage-put', { key });
         await mkdir(path.dirname(objectPath), { recursive: true });
         await mkdir(path.dirname(metaPath), { recursive: true });
         await rename(tmpMeta, metaPath);

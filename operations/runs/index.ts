@@ -13,6 +13,7 @@ import { createRunEventHub } from '../../core/runs/event-hub';
 import { startRun } from './start';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent } from '../idempotency';
+import { faultPoint } from '../../core/process/fault';
 
 /** How long a send waits for its workflow to start before it answers without the start's id. */
 const START_WAIT_MS = 50;
@@ -48,10 +49,7 @@ export function createRunsOperations(deps: OperationDeps) {
       await discardObjects(deps.storage, uploads);
       throw err;
     }
-    if (deps.config.FAULT_PAUSE_BEFORE_START !== undefined) {
-      deps.logger.warn({ runId: admitted.run.runId }, 'fault injection: paused between commit and start');
-      await new Promise((resolve) => setTimeout(resolve, deps.config.FAULT_PAUSE_BEFORE_START));
-    }
+    await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
     // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
     // start that takes longer (Temporal busy or away) goes on after the answer, with the
     // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.

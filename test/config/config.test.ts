@@ -121,10 +121,13 @@ describe('configuration', () => {
   });
 
   it('takes the fault-injection pause only outside production', () => {
-    assert.equal(loadConfig(valid).FAULT_PAUSE_BEFORE_START, undefined);
-    assert.equal(loadConfig({ ...valid, FAULT_PAUSE_BEFORE_START: '2s' }).FAULT_PAUSE_BEFORE_START, 2000);
-    assert.deepEqual(problems({ ...valid, NODE_ENV: 'production', FAULT_PAUSE_BEFORE_START: '2s' }), [
-      'FAULT_PAUSE_BEFORE_START: is a test-only fault injection and may not be set in production',
+    assert.deepEqual(loadConfig(valid).FAULT_PAUSE_AT, []);
+    const set = loadConfig({ ...valid, FAULT_PAUSE_AT: 'admission, model-step', FAULT_PAUSE_FOR: '2s' });
+    assert.deepEqual(set.FAULT_PAUSE_AT, ['admission', 'model-step']);
+    assert.equal(set.FAULT_PAUSE_FOR, 2000);
+    assert.ok(problems({ ...valid, FAULT_PAUSE_AT: 'nowhere' }).some((p) => p.startsWith('FAULT_PAUSE_AT')));
+    assert.deepEqual(problems({ ...valid, NODE_ENV: 'production', FAULT_PAUSE_AT: 'admission' }), [
+      'FAULT_PAUSE_AT: is a test-only fault injection and may not be set in production',
     ]);
   });
 

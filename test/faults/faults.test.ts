@@ -201,11 +201,11 @@ describe('faults (real processes)', function () {
   it('starts a run exactly once when the gateway dies between the commit and the workflow start', async () => {
     const env = appEnv(infra);
     const worker = track(await startWorker(env));
-    const paused = await startGateway({ ...env, FAULT_PAUSE_BEFORE_START: '10m' });
+    const paused = await startGateway({ ...env, FAULT_PAUSE_AT: 'admission' });
     track(paused.process);
     const account = await signUp(paused.url);
     const sending = send(paused.url, account, { text: 'hello after a crash' }).catch(() => undefined);
-    await paused.process.waitForLine(/paused between commit and start/);
+    await paused.process.waitForLine(/fault point reached: admission/);
     await paused.process.kill('SIGKILL');
     assert.equal(await sending, undefined, 'the client saw the connection drop');
 

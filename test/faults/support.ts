@@ -4,13 +4,14 @@
  * production starts them, `npm run start:gateway` / `npm run start:worker`, each in its own
  * process group so a SIGKILL takes the whole tree (npm, tsx and node) at once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { migrate } from '../../core/db/migrator';
 import {
@@ -19,6 +20,7 @@ import {
   type EmbeddedPostgresHandle,
 } from '../../core/embedded/postgres';
 import { devServerArgs } from '../../core/embedded/temporal-cli';
+import { liveProcess } from '../../core/process/procfs';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { preparedTool } from '../../testkit/prepared';
 import { freePort } from '../../testkit/stack';
@@ -26,6 +28,7 @@ import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
+const run = promisify(execFile);
 
 export interface Infra {
   databaseUrl: string;
@@ -35,6 +38,10 @@ export interface Infra {
   startPostgres(): Promise<void>;
   stopTemporal(): Promise<void>;
   startTemporal(): Promise<void>;
+  /** SIGKILL of PostgreSQL's postmaster and every backend, as a crash would leave it. */
+  killPostgres(): Promise<void>;
+  /** SIGKILL of the Temporal dev server. */
+  killTemporal(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,12 +79,12 @@ export async function startInfra(): Promise<Infra> {
       what: 'the Temporal dev server',
     });
   };
-  const stopTemporal = async () => {
+  const stopTemporal = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const child = temporal;
     temporal = undefined;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(signal);
     await exited;
   };
 
@@ -98,7 +105,29 @@ export async function startInfra(): Promise<Infra> {
       postgres = undefined;
     },
     startTemporal,
-    stopTemporal,
+    stopTemporal: () => stopTemporal(),
+    killTemporal: () => stopTemporal('SIGKILL'),
+    async killPostgres() {
+      const server = postgres;
+      postgres = undefined;
+      if (!server) return;
+      // The backends are listed first: once the postmaster is gone they are no longer its children.
+      const backends = await childPids(server.pid);
+      for (const pid of [server.pid, ...backends]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      await server.exited;
+      await waitFor(
+        async () => ((await Promise.all(backends.map(liveProcess))).some(Boolean) ? undefined : true),
+        {
+          what: "PostgreSQL's backends to be gone",
+        },
+      );
+    },
     async close() {
       await pool.end().catch(() => undefined);
       await stopTemporal();
@@ -106,6 +135,11 @@ export async function startInfra(): Promise<Infra> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function childPids(pid: number): Promise<number[]> {
+  const { stdout } = await run('pgrep', ['-P', String(pid)]).catch(() => ({ stdout: '' }));
+  return stdout.split('\n').filter(Boolean).map(Number);
 }
 
 async function portOpen(port: number): Promise<boolean> {

@@ -1,0 +1,17 @@
+// The chaos suite (npm run test:chaos): two gateways and two workers under load, with SIGKILLs of
+// every process at random moments and at the moments the code announces (FAULT_PAUSE_AT).
+// CHAOS_RUNS (requests per scenario; CI's default is small, try 200 locally), CHAOS_FAULTS (kills
+// per scenario), CHAOS_SEED (replays a run: the suite prints it), CHAOS_SCENARIOS (names' prefixes).
+// PostgreSQL is SIGKILLed here, so it runs durable (the default): with synchronous_commit off a
+// commit is answered before its WAL leaves shared memory, and a kill loses it.
+
+module.exports = {
+  require: ['tsx/cjs'],
+  spec: ['test/chaos/**/*.test.ts'],
+  timeout: 0,
+  slow: 60_000,
+  exit: true,
+  forbidOnly: Boolean(process.env.CI),
+  reporter: 'test/support/summary-reporter.cjs',
+  'reporter-option': ['suite=chaos'],
+};

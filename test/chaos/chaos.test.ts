@@ -1,0 +1,512 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { FaultPoint } from '../../core/config/fault-points';
+import {
+  appEnv,
+  signUp,
+  startImageServer,
+  startInfra,
+  subscribe,
+  type Account,
+  type Infra,
+} from '../faults/support';
+import {
+  approvePlans,
+  directUrl,
+  drive,
+  orphanFiles,
+  seeded,
+  startReceiverProcess,
+  Topology,
+  waitFor,
+  type Kind,
+  type Receiver,
+  type Request,
+} from './support';
+
+/**
+ * Chaos (npm run test:chaos): real load over two gateways and two workers while something is
+ * SIGKILLed, at a moment picked by the seed or at a moment the code itself announces (a fault
+ * point, core/process/fault.ts), then checks from the database and the receiver's log that
+ * nothing was lost or doubled. CHAOS_RUNS requests per scenario (CI: few; locally: hundreds),
+ * CHAOS_FAULTS kills per scenario, CHAOS_SEED to replay a run. A scenario whose kills did not all
+ * hit work in flight is run again (up to three times) rather than passed.
+ */
+const RUNS = Number(process.env.CHAOS_RUNS ?? 8);
+const FAULTS = Number(process.env.CHAOS_FAULTS ?? 1);
+const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const ONLY = process.env.CHAOS_SCENARIOS?.split(',').map((s) => s.trim());
+const ATTEMPTS = 3;
+const TERMINAL = ['COMPLETE', 'FAILED', 'CANCELLED'];
+
+interface Row {
+  scenario: string;
+  seed: number;
+  runs: number;
+  faults: number;
+  hit: number;
+  terminal: string;
+  lost: number;
+  doubled: number;
+  recover: string;
+  orphans: number;
+  reposts: number;
+  attempts: number;
+}
+
+interface Tally {
+  lost: string[];
+  doubled: string[];
+  /** Files in storage no finished tool call owns. */
+  orphans: string[];
+  /** POSTs of a delivery the receiver had already acted on (a kill between its answer and its record). */
+  reposts: number;
+}
+
+interface World {
+  infra: Infra;
+  topology: Topology;
+  account: Account;
+  receiver: Receiver;
+  imageUrl: string;
+  storageDir: string;
+}
+
+/** Injects one fault; says whether it hit work in flight, and when the kill landed. */
+type Injector = (
+  world: World,
+  random: ReturnType<typeof seeded>,
+  last: boolean,
+) => Promise<{ hit: boolean; at: number }>;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether anything of the load is in flight: a run working, a tool call running, a delivery pending. */
+async function workInFlight(world: World): Promise<boolean> {
+  const { rows } = await world.infra.pool.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM "Run" WHERE status IN ('QUEUED', 'RUNNING'))
+          + (SELECT count(*) FROM "ToolCall" WHERE status = 'RUNNING')
+          + (SELECT count(*) FROM "WebhookDelivery" WHERE status = 'PENDING') AS n`,
+  );
+  return Number(rows[0]?.n) > 0;
+}
+
+/**
+ * A random moment (0.5–3 s on, by the seed), or the first moment after it with work in flight
+ * (`busy`; up to 15 s), then a SIGKILL of `kill`, and `restart` after a seeded while.
+ */
+function randomKill(
+  kill: (world: World, random: ReturnType<typeof seeded>) => Promise<boolean | void>,
+  restart: (world: World) => Promise<void>,
+  busy: (world: World) => Promise<boolean> = workInFlight,
+): Injector {
+  return async (world, random) => {
+    await pause(random.int(500, 3_000));
+    const inFlight = await waitFor(
+      () =>
+        busy(world).then(
+          (b) => b || undefined,
+          () => undefined,
+        ),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        what: 'work in flight',
+      },
+    ).catch(() => false);
+    const hit = await kill(world, random);
+    const at = Date.now();
+    await pause(random.int(200, 2_000));
+    await restart(world);
+    return { hit: typeof hit === 'boolean' ? hit : inFlight, at };
+  };
+}
+
+/** The victim is started with the fault point armed; when it announces the point, SIGKILL. */
+function aimedKill(
+  point: FaultPoint,
+  victim: 'gateway' | 'worker',
+): Injector & { arm: (world: World) => Promise<void> } {
+  const armed = { FAULT_PAUSE_AT: point };
+  const restart = (world: World, extra: Record<string, string>) =>
+    victim === 'gateway' ? world.topology.startGateway(1, extra) : world.topology.startWorker(1, extra);
+  const injector = async (world: World, _random: ReturnType<typeof seeded>, last: boolean) => {
+    const proc = victim === 'gateway' ? world.topology.gateways[1]?.process : world.topology.workers[1];
+    assert.ok(proc, `the ${victim} to kill`);
+    // The load never reaching the point means nothing was in flight there: not a hit.
+    const hit = await proc.waitForLine(new RegExp(`fault point reached: ${point}`), 90_000).then(
+      () => true,
+      () => false,
+    );
+    if (victim === 'gateway') await world.topology.killGateway(1);
+    else await world.topology.killWorker(1);
+    const at = Date.now();
+    await restart(world, last ? {} : armed);
+    return { hit, at };
+  };
+  return Object.assign(injector, {
+    arm: async (world: World) => {
+      if (victim === 'gateway') await world.topology.killGateway(1);
+      else await world.topology.killWorker(1);
+      await restart(world, armed);
+    },
+  });
+}
+
+const SCENARIOS: { name: string; inject: Injector & { arm?: (world: World) => Promise<void> } }[] = [
+  {
+    name: 'worker SIGKILL (random moment)',
+    inject: randomKill(
+      (w) => w.topology.killWorker(0),
+      async (w) => void (await w.topology.startWorker(0)),
+    ),
+  },
+  {
+    name: 'gateway SIGKILL (random moment)',
+    inject: randomKill(
+      async (w) => (await w.topology.killGateway(0)) > 0,
+      async (w) => void (await w.topology.startGateway(0)),
+      async (w) => {
+        const url = w.topology.gateways[0]?.url;
+        return Boolean(url && (w.topology.inFlight.get(url) ?? 0) > 0);
+      },
+    ),
+  },
+  {
+    name: 'PostgreSQL SIGKILL (random moment)',
+    inject: randomKill(
+      (w) => w.infra.killPostgres(),
+      (w) => w.infra.startPostgres(),
+    ),
+  },
+  {
+    name: 'Temporal server SIGKILL (random moment)',
+    inject: randomKill(
+      (w) => w.infra.killTemporal(),
+      (w) => w.infra.startTemporal(),
+    ),
+  },
+  {
+    name: 'webhook receiver SIGKILL (random moment)',
+    inject: randomKill(
+      (w) => w.receiver.kill(),
+      (w) => w.receiver.start(),
+    ),
+  },
+  {
+    name: 'gateway at admission (commit done, workflow not started)',
+    inject: aimedKill('admission', 'gateway'),
+  },
+  { name: 'worker at model-step (reply back, not recorded)', inject: aimedKill('model-step', 'worker') },
+  {
+    name: 'worker at webhook-answered (POST answered, not recorded)',
+    inject: aimedKill('webhook-answered', 'worker'),
+  },
+  {
+    name: 'worker at storage-put (tool output on disk, not in place)',
+    inject: aimedKill('storage-put', 'worker'),
+  },
+];
+
+describe('chaos (real processes, SIGKILL at random and at the worst moments)', function () {
+  this.timeout(0);
+  let world: World;
+  let image: Awaited<ReturnType<typeof startImageServer>>;
+  const rows: Row[] = [];
+
+  // What is up so far, so that a before-hook failing half-way still stops all of it.
+  const up: Partial<World> & { dir?: string } = {};
+
+  before(async function () {
+    this.timeout(300_000);
+    console.log(`      CHAOS_SEED=${SEED} CHAOS_RUNS=${RUNS} CHAOS_FAULTS=${FAULTS}`);
+    up.dir = await mkdtemp(path.join(tmpdir(), 'chaos-'));
+    const infra = (up.infra = await startInfra());
+    const storageDir = (up.storageDir = path.join(up.dir, 'files'));
+    const env = appEnv(infra, {
+      PLAN_APPROVAL_TIMEOUT: '10m',
+      STORAGE_LOCAL_DIR: storageDir,
+      CREDIT_GRANT_ON_SIGN_UP: '1000000',
+    });
+    const topology = (up.topology = new Topology(env));
+    await topology.start();
+    const receiver = (up.receiver = await startReceiverProcess(path.join(up.dir, 'receiver.log'), SEED));
+    const account = await signUp(topology.url(0) as string);
+    await subscribe(topology.url(0) as string, account, receiver.url);
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#5a3' } })
+      .png()
+      .toBuffer();
+    image = await startImageServer(png);
+    world = { infra, topology, account, receiver, imageUrl: image.url, storageDir };
+  });
+
+  after(async () => {
+    if (rows.length) {
+      const head = [
+        'scenario',
+        'seed',
+        'runs',
+        'faults injected',
+        'hit in-flight work',
+        'terminal',
+        'lost',
+        'doubled',
+        'time to recover',
+        'orphan files',
+        're-POSTs deduped',
+        'attempts',
+      ];
+      console.log(
+        [
+          '',
+          `      | ${head.join(' | ')} |`,
+          `      |${head.map(() => '---').join('|')}|`,
+          ...rows.map(
+            (r) =>
+              `      | ${r.scenario} | ${r.seed} | ${r.runs} | ${r.faults} | ${r.hit} | ${r.terminal} | ${r.lost} | ${r.doubled} | ${r.recover} | ${r.orphans} | ${r.reposts} | ${r.attempts} |`,
+          ),
+        ].join('\n'),
+      );
+    }
+    await up.topology?.stop();
+    await up.receiver?.kill();
+    await image?.close();
+    await up.infra?.close();
+    if (up.dir) await rm(up.dir, { recursive: true, force: true });
+  });
+
+  SCENARIOS.forEach((scenario, index) => {
+    // Scenarios left out by CHAOS_SCENARIOS are not declared at all: nothing is reported skipped.
+    if (ONLY && !ONLY.some((o) => scenario.name.startsWith(o))) return;
+    it(`${scenario.name}: nothing lost, nothing doubled`, async () => {
+      let row: Row | undefined;
+      let tally: Tally | undefined;
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        const seed = (SEED + index * 7919 + attempt * 104_729) >>> 0;
+        ({ row, tally } = await runScenario(world, scenario, seed, attempt));
+        if (row.hit === row.faults) break;
+        console.log(
+          `      ${scenario.name}: ${row.faults - row.hit} fault(s) hit nothing in flight; running it again`,
+        );
+      }
+      assert.ok(row && tally);
+      rows.push(row);
+      assert.equal(row.hit, row.faults, `every fault hit work in flight (seed ${row.seed})`);
+      assert.deepEqual(tally.lost, [], `nothing lost (seed ${row.seed})`);
+      assert.deepEqual(tally.doubled, [], `nothing doubled (seed ${row.seed})`);
+      assert.deepEqual(tally.orphans, [], `no orphan files (seed ${row.seed})`);
+    });
+  });
+});
+
+async function runScenario(
+  world: World,
+  scenario: (typeof SCENARIOS)[number],
+  seed: number,
+  attempt: number,
+): Promise<{ row: Row; tally: Tally }> {
+  const random = seeded(seed);
+  const { infra, topology, account } = world;
+  if (scenario.inject.arm) await scenario.inject.arm(world);
+  const kinds: Kind[] = ['text', 'tool', 'plan', 'direct'];
+  const requests: Request[] = Array.from({ length: RUNS }, (_, i) => ({
+    marker: `m${seed.toString(36)}x${i}`,
+    kind: kinds[random.int(0, kinds.length - 1)] as Kind,
+  }));
+  const approvals = approvePlans(topology, account, infra.pool);
+  const deadline = Date.now() + 600_000;
+  const load = drive({
+    topology,
+    account,
+    pool: infra.pool,
+    requests,
+    imageUrl: world.imageUrl,
+    random: seeded(seed ^ 0x5bd1e995),
+    deadline,
+  });
+  let hit = 0;
+  let lastKill = Date.now();
+  for (let n = 0; n < FAULTS; n++) {
+    const fault = await scenario.inject(world, random, n === FAULTS - 1);
+    if (fault.hit) hit++;
+    lastKill = fault.at;
+  }
+  await load;
+  const tally = await settle(world, requests);
+  const recover = (Date.now() - lastKill) / 1000;
+  await approvals.stop();
+  return {
+    row: {
+      scenario: scenario.name,
+      seed,
+      runs: requests.length,
+      faults: FAULTS,
+      hit,
+      terminal: `${tally.terminal}/${tally.runs}`,
+      lost: tally.lost.length,
+      doubled: tally.doubled.length,
+      recover: `${recover.toFixed(1)} s`,
+      orphans: tally.orphans.length,
+      reposts: tally.reposts,
+      attempts: attempt,
+    },
+    tally,
+  };
+}
+
+/**
+ * Waits until every run of the load has ended and every delivery of it has settled, then counts
+ * what is missing and what is there twice, from the database and the receiver's log.
+ */
+async function settle(
+  world: World,
+  requests: Request[],
+): Promise<Tally & { runs: number; terminal: number }> {
+  const { pool } = world.infra;
+  const lost: string[] = [];
+  const doubled: string[] = [];
+  for (const r of requests) if (r.refused) lost.push(`${r.marker} (${r.kind}) refused: ${r.refused}`);
+
+  const turns = requests.filter((r) => r.kind !== 'direct');
+  const direct = requests.filter((r) => r.kind === 'direct');
+  const query = async <T extends object>(sql: string, params: unknown[]): Promise<T[]> =>
+    (await pool.query<T>(sql, params)).rows;
+  // PostgreSQL may have just come back: the probes below retry a failed query with the rest of their wait.
+  const tolerant =
+    <T>(probe: () => Promise<T | undefined>) =>
+    () =>
+      probe().catch(() => undefined);
+
+  const runsOf = () =>
+    query<{ marker: string; runId: string; status: string }>(
+      `SELECT substring(m."contentBlocks"::text from ' (m[a-z0-9]+x[0-9]+)') AS marker, r.id AS "runId", r.status
+         FROM "Message" m JOIN "Run" r ON r."messageId" = m.id
+        WHERE m.role = 'user' AND m."contentBlocks"::text ~ ANY($1::text[])`,
+      [turns.map((t) => `${t.marker}"`)],
+    );
+  let runs = await waitFor(
+    tolerant(async () => {
+      const found = await runsOf();
+      return found.length >= turns.filter((t) => !t.refused).length &&
+        found.every((f) => TERMINAL.includes(f.status))
+        ? found
+        : undefined;
+    }),
+    { timeoutMs: 300_000, intervalMs: 500, what: 'every run of the load to end' },
+  ).catch(async () => runsOf());
+  const terminal = runs.filter((r) => TERMINAL.includes(r.status)).length;
+  for (const r of runs) if (r.status !== 'COMPLETE') lost.push(`run ${r.runId} ended ${r.status}`);
+  const byMarker = new Map<string, string[]>();
+  for (const r of runs) byMarker.set(r.marker, [...(byMarker.get(r.marker) ?? []), r.runId]);
+  for (const t of turns.filter((t) => !t.refused)) {
+    const ids = byMarker.get(t.marker) ?? [];
+    if (ids.length === 0) lost.push(`turn ${t.marker} has no run`);
+    if (ids.length > 1) doubled.push(`turn ${t.marker} has ${ids.length} runs`);
+  }
+  const allRuns = runs;
+  runs = runs.filter((r) => r.status === 'COMPLETE');
+  const runIds = runs.map((r) => r.runId);
+
+  // Messages: one user and one assistant message per run.
+  const messages = await query<{ runId: string; role: string; n: number }>(
+    `SELECT "runId", role, count(*)::int AS n FROM "Message" WHERE "runId" = ANY($1::uuid[]) GROUP BY "runId", role`,
+    [runIds],
+  );
+  for (const runId of runIds) {
+    for (const role of ['user', 'assistant']) {
+      const n = messages.find((m) => m.runId === runId && m.role === role)?.n ?? 0;
+      if (n === 0) lost.push(`run ${runId}: no ${role} message`);
+      if (n > 1) doubled.push(`run ${runId}: ${n} ${role} messages`);
+    }
+  }
+
+  // Tool calls: one per tool turn, none per text turn, one per direct call; each charged once.
+  const kindOf = new Map(turns.map((t) => [t.marker, t.kind]));
+  const calls = await query<{ runId: string; n: number }>(
+    `SELECT "runId", count(*)::int AS n FROM "ToolCall" WHERE "runId" = ANY($1::uuid[]) GROUP BY "runId"`,
+    [runIds],
+  );
+  for (const r of runs) {
+    const n = calls.find((c) => c.runId === r.runId)?.n ?? 0;
+    const expected = kindOf.get(r.marker) === 'text' ? 0 : 1;
+    if (n < expected) lost.push(`run ${r.runId}: no tool call`);
+    if (n > expected) doubled.push(`run ${r.runId}: ${n} tool calls`);
+  }
+  const directCalls = await waitFor(
+    tolerant(async () => {
+      const found = await query<{ url: string; id: string; status: string }>(
+        `SELECT input->>'image_url' AS url, id, status FROM "ToolCall" WHERE input->>'image_url' = ANY($1::text[])`,
+        [direct.map((d) => directUrl(world.imageUrl, d))],
+      );
+      return found.every((c) => c.status !== 'RUNNING') ? found : undefined;
+    }),
+    { timeoutMs: 300_000, intervalMs: 500, what: 'every direct tool call to end' },
+  );
+  for (const d of direct.filter((d) => !d.refused)) {
+    const mine = directCalls.filter((c) => c.url === directUrl(world.imageUrl, d));
+    if (mine.length === 0) lost.push(`direct call ${d.marker}: no tool call`);
+    if (mine.length > 1) doubled.push(`direct call ${d.marker}: ${mine.length} tool calls`);
+    for (const c of mine) if (c.status !== 'SUCCEEDED') lost.push(`direct call ${d.marker}: ${c.status}`);
+  }
+  const toolCalls = await query<{ id: string; charges: number }>(
+    `SELECT t.id, (SELECT count(*)::int FROM "CreditLedgerEntry" l WHERE l."toolCallId" = t.id) AS charges
+       FROM "ToolCall" t WHERE t."runId" = ANY($1::uuid[]) OR t.id = ANY($2::uuid[])`,
+    [runIds, directCalls.map((c) => c.id)],
+  );
+  for (const c of toolCalls) {
+    if (c.charges === 0) lost.push(`tool call ${c.id}: not charged`);
+    if (c.charges > 1) doubled.push(`tool call ${c.id}: charged ${c.charges} times`);
+  }
+
+  // Webhooks: each event once per endpoint, event and run (or call), delivered, and applied by
+  // the receiver once by its id.
+  const keys = [...runIds, ...toolCalls.map((c) => c.id)];
+  const expected = runIds.length * 2 + toolCalls.length;
+  const deliveries = await waitFor(
+    tolerant(async () => {
+      const found = await query<{ id: string; event: string; key: string; status: string }>(
+        `SELECT id, event, "idempotencyKey" AS key, status FROM "WebhookDelivery" WHERE "idempotencyKey" = ANY($1::text[])`,
+        [keys],
+      );
+      return found.length >= expected && found.every((d) => d.status !== 'PENDING') ? found : undefined;
+    }),
+    { timeoutMs: 120_000, intervalMs: 500, what: 'every delivery to settle' },
+  ).catch(() =>
+    query<{ id: string; event: string; key: string; status: string }>(
+      `SELECT id, event, "idempotencyKey" AS key, status FROM "WebhookDelivery" WHERE "idempotencyKey" = ANY($1::text[])`,
+      [keys],
+    ),
+  );
+  const perEvent = new Map<string, number>();
+  for (const d of deliveries)
+    perEvent.set(`${d.event} ${d.key}`, (perEvent.get(`${d.event} ${d.key}`) ?? 0) + 1);
+  for (const key of runIds)
+    for (const event of ['agent.started', 'agent.completed'])
+      if (!perEvent.has(`${event} ${key}`)) lost.push(`${event} of ${key} not recorded`);
+  for (const c of toolCalls)
+    if (!perEvent.has(`tool.completed ${c.id}`)) lost.push(`tool.completed of ${c.id} not recorded`);
+  for (const [k, n] of perEvent) if (n > 1) doubled.push(`${k}: ${n} deliveries`);
+  const lines = world.receiver.lines();
+  const appliedById = new Map<string, number>();
+  const appliedByEvent = new Map<string, Set<string>>();
+  for (const l of lines.filter((l) => l.outcome === 'applied')) {
+    appliedById.set(l.deliveryId, (appliedById.get(l.deliveryId) ?? 0) + 1);
+    const k = `${l.event} ${l.key}`;
+    appliedByEvent.set(k, (appliedByEvent.get(k) ?? new Set()).add(l.deliveryId));
+  }
+  for (const d of deliveries) {
+    const n = appliedById.get(d.id) ?? 0;
+    if (d.status !== 'DELIVERED' || n === 0)
+      lost.push(`delivery ${d.id} (${d.event}) ${d.status}, applied ${n} times`);
+    if (n > 1) doubled.push(`delivery ${d.id} applied ${n} times`);
+    const ids = appliedByEvent.get(`${d.event} ${d.key}`)?.size ?? 0;
+    if (ids > 1) doubled.push(`${d.event} of ${d.key} received under ${ids} ids`);
+  }
+  const ids = new Set(deliveries.map((d) => d.id));
+  const reposts = lines.filter((l) => l.outcome === 'duplicate' && ids.has(l.deliveryId)).length;
+  const orphans = await orphanFiles(world.storageDir, pool);
+  return { lost, doubled, orphans, reposts, runs: allRuns.length, terminal };
+}

@@ -1,0 +1,57 @@
+/**
+ * The chaos suite's webhook receiver, a process of its own so the suite can SIGKILL it. It acts
+ * on each delivery once, by its `x-svc-delivery-id`, as a receiver that follows docs/webhooks.md
+ * does, and keeps its log in a file that outlives it (one JSON line per POST, appended before the
+ * answer): `applied` for the first POST of an id, `duplicate` for a re-POST of an id it already
+ * applied, `refused` for a POST it failed on purpose. It fails the first POST of about one
+ * delivery in four (chosen by a hash of the id and the seed) with a 503, so retries are exercised
+ * on every run, and a retry always finds it willing.
+ *
+ * Usage: node --import tsx test/chaos/receiver.ts <port> <log file> <seed>
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+const [port, logFile, seed] = process.argv.slice(2) as [string, string, string];
+
+export interface ReceiverLine {
+  outcome: 'applied' | 'duplicate' | 'refused';
+  deliveryId: string;
+  event: string;
+  key: string;
+}
+
+const applied = new Set<string>();
+const refused = new Set<string>();
+if (existsSync(logFile)) {
+  for (const line of readFileSync(logFile, 'utf8').split('\n').filter(Boolean)) {
+    const entry = JSON.parse(line) as ReceiverLine;
+    if (entry.outcome === 'refused') refused.add(entry.deliveryId);
+    else applied.add(entry.deliveryId);
+  }
+}
+
+const failsFirst = (id: string) => createHash('sha256').update(`${seed}:${id}`).digest()[0]! % 4 === 0;
+
+createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      event: string;
+      data: { runId?: string; toolCallId?: string };
+    };
+    const deliveryId = String(req.headers['x-svc-delivery-id']);
+    const key = envelope.event === 'tool.completed' ? envelope.data.toolCallId : envelope.data.runId;
+    let outcome: ReceiverLine['outcome'];
+    if (applied.has(deliveryId)) outcome = 'duplicate';
+    else if (failsFirst(deliveryId) && !refused.has(deliveryId)) outcome = 'refused';
+    else outcome = 'applied';
+    const line: ReceiverLine = { outcome, deliveryId, event: envelope.event, key: String(key) };
+    appendFileSync(logFile, `${JSON.stringify(line)}\n`);
+    if (outcome === 'refused') refused.add(deliveryId);
+    else applied.add(deliveryId);
+    res.writeHead(outcome === 'refused' ? 503 : 204).end();
+  });
+}).listen(Number(port), '127.0.0.1', () => console.log(`receiver listening on ${port}`));

@@ -1,0 +1,305 @@
+/**
+ * The chaos suite's world: the fault suite's PostgreSQL and Temporal dev server (both killable
+ * with SIGKILL), two gateways and two workers started as production starts them, the webhook
+ * receiver as a process of its own, a seeded random source, and the load: turns (text, a crop,
+ * a crop in plan mode) and direct tool calls, sent by clients that behave as a careful client
+ * does when a gateway dies under them.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import { freePort } from '../../testkit/stack';
+import { watchOutput } from '../support/output';
+import { waitFor } from '../support/wait';
+import { startGateway, startWorker, type Account, type AppProcess, type Gateway } from '../faults/support';
+import type { ReceiverLine } from './receiver';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
+export function seeded(seed: number): { next(): number; int(min: number, max: number): number } {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (min, max) => min + Math.floor(next() * (max - min + 1)) };
+}
+
+export interface Receiver {
+  url: string;
+  /** Every line the receiver wrote, across its restarts. */
+  lines(): ReceiverLine[];
+  kill(): Promise<void>;
+  start(): Promise<void>;
+}
+
+export async function startReceiverProcess(logFile: string, seed: number): Promise<Receiver> {
+  const port = await freePort();
+  let proc: AppProcess | undefined;
+  const start = async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/chaos/receiver.ts', String(port), logFile, String(seed)],
+      { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    proc = {
+      name: 'receiver',
+      ...watchOutput(child, 'receiver', 30_000),
+      async kill(signal = 'SIGKILL') {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        process.kill(-(child.pid as number), signal);
+        await exited;
+      },
+    };
+    await proc.waitForLine(/receiver listening/);
+  };
+  await start();
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    lines: () =>
+      existsSync(logFile)
+        ? readFileSync(logFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as ReceiverLine)
+        : [],
+    kill: async () => proc?.kill(),
+    start,
+  };
+}
+
+/** Two gateways and two workers, each replaceable (killed, started again, with extra settings). */
+export class Topology {
+  gateways: (Gateway | undefined)[] = [undefined, undefined];
+  workers: (AppProcess | undefined)[] = [undefined, undefined];
+  /** Requests in flight per gateway URL: a gateway killed while one is open hit live work. */
+  readonly inFlight = new Map<string, number>();
+
+  constructor(readonly env: Record<string, string>) {}
+
+  async start(): Promise<void> {
+    await Promise.all([0, 1].map((i) => this.startGateway(i)));
+    await Promise.all([0, 1].map((i) => this.startWorker(i)));
+  }
+
+  async startGateway(i: number, extra: Record<string, string> = {}): Promise<Gateway> {
+    const gateway = await startGateway({ ...this.env, ...extra });
+    this.gateways[i] = gateway;
+    return gateway;
+  }
+
+  async startWorker(i: number, extra: Record<string, string> = {}): Promise<AppProcess> {
+    const worker = await startWorker({ ...this.env, ...extra });
+    this.workers[i] = worker;
+    return worker;
+  }
+
+  async killGateway(i: number): Promise<number> {
+    const gateway = this.gateways[i];
+    this.gateways[i] = undefined;
+    const open = gateway ? (this.inFlight.get(gateway.url) ?? 0) : 0;
+    await gateway?.process.kill('SIGKILL');
+    return open;
+  }
+
+  async killWorker(i: number): Promise<void> {
+    const worker = this.workers[i];
+    this.workers[i] = undefined;
+    await worker?.kill('SIGKILL');
+  }
+
+  /** A live gateway's URL, the one at `prefer` when it is up. */
+  url(prefer: number): string | undefined {
+    return (this.gateways[prefer] ?? this.gateways.find(Boolean))?.url;
+  }
+
+  async stop(): Promise<void> {
+    for (const g of this.gateways) await g?.process.kill('SIGKILL');
+    for (const w of this.workers) await w?.kill('SIGKILL');
+  }
+}
+
+export type Kind = 'text' | 'tool' | 'plan' | 'direct';
+
+/** One thing a client asked for, found in the database by the marker its text or URL carries. */
+export interface Request {
+  marker: string;
+  kind: Kind;
+  /** A send or call the client gave up on (an answer it cannot retry). */
+  refused?: string;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Sends every request, a few at a time, each through a gateway picked by the seed. A client that
+ * loses its connection does what docs/runs.md asks of one: it looks for what it asked for (here,
+ * by the marker) before asking again, so a send the gateway admitted before dying is not sent
+ * twice; a 5xx or 429 is retried after a moment.
+ */
+export async function drive(input: {
+  topology: Topology;
+  account: Account;
+  pool: Pool;
+  requests: Request[];
+  imageUrl: string;
+  random: ReturnType<typeof seeded>;
+  deadline: number;
+}): Promise<void> {
+  const { topology, account, pool, requests, imageUrl, random } = input;
+  const queue = [...requests];
+  const exists = async (r: Request): Promise<boolean> => {
+    const found =
+      r.kind === 'direct'
+        ? await pool.query(`SELECT 1 FROM "ToolCall" WHERE input->>'image_url' = $1`, [
+            directUrl(imageUrl, r),
+          ])
+        : await pool.query(`SELECT 1 FROM "Message" WHERE role = 'user' AND "contentBlocks"::text LIKE $1`, [
+            `%${r.marker}%`,
+          ]);
+    return Boolean(found.rowCount);
+  };
+  const one = async (r: Request) => {
+    while (Date.now() < input.deadline) {
+      const url = topology.url(random.int(0, 1));
+      if (!url) {
+        await pause(200);
+        continue;
+      }
+      const [path, body] =
+        r.kind === 'direct'
+          ? [
+              '/api/v1/tools/crop_image',
+              { image_url: directUrl(imageUrl, r), x: 0, y: 0, width: 16, height: 16 },
+            ]
+          : ['/api/v1/completions', turnBody(r, imageUrl)];
+      topology.inFlight.set(url, (topology.inFlight.get(url) ?? 0) + 1);
+      let status: number;
+      let text = '';
+      try {
+        const res = await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: { ...account.bearer, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(120_000),
+        });
+        status = res.status;
+        text = await res.text();
+      } catch {
+        status = 0;
+      } finally {
+        topology.inFlight.set(url, (topology.inFlight.get(url) ?? 1) - 1);
+      }
+      if (status === 202 || status === 200) return;
+      if (status === 0) {
+        // The connection dropped: the request may have been taken before the gateway died. A
+        // turn's row is written by the gateway before it answers; a direct call's only by the
+        // worker once the call's workflow runs, so for a call the client gives the worker a while.
+        const taken = await waitFor(
+          () =>
+            exists(r).then(
+              (found) => found || undefined,
+              () => undefined,
+            ),
+          {
+            timeoutMs: r.kind === 'direct' ? 20_000 : 0,
+            intervalMs: 250,
+            what: 'the request to be found',
+          },
+        ).catch(() => false);
+        if (taken) return;
+        continue;
+      }
+      if (status >= 500 || status === 429) {
+        await pause(300);
+        continue;
+      }
+      r.refused = `${status} ${text.slice(0, 200)}`;
+      return;
+    }
+    r.refused = 'not sent before the deadline';
+  };
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let r = queue.shift(); r; r = queue.shift()) await one(r);
+    }),
+  );
+}
+
+export function directUrl(imageUrl: string, r: Request): string {
+  return `${imageUrl}?m=${r.marker}`;
+}
+
+function turnBody(r: Request, imageUrl: string): Record<string, unknown> {
+  if (r.kind === 'text') return { text: `hello ${r.marker}` };
+  return {
+    text: `crop this to the left half ${r.marker}`,
+    image_urls: [imageUrl],
+    planMode: r.kind === 'plan',
+  };
+}
+
+/** Approves each pending plan of the user through a live gateway, until stopped. */
+export function approvePlans(topology: Topology, account: Account, pool: Pool): { stop(): Promise<void> } {
+  let running = true;
+  const approved = new Set<string>();
+  const loop = (async () => {
+    while (running) {
+      try {
+        const { rows } = await pool.query<{ id: string; runId: string; chatId: string }>(
+          `SELECT w.id, w."runId", r."chatId" FROM "Waitpoint" w JOIN "Run" r ON r.id = w."runId"
+            WHERE w.status = 'PENDING'`,
+        );
+        for (const w of rows.filter((r) => !approved.has(r.id))) {
+          const url = topology.url(0);
+          if (!url) break;
+          const res = await fetch(
+            `${url}/api/v1/chats/${w.chatId}/runs/${w.runId}/waitpoints/${w.id}/complete`,
+            {
+              method: 'POST',
+              headers: { ...account.bearer, 'content-type': 'application/json' },
+              body: JSON.stringify({ approved: true }),
+            },
+          );
+          await res.arrayBuffer();
+          if (res.status === 202) approved.add(w.id);
+        }
+      } catch {
+        // PostgreSQL or the gateway is down: the next round asks again.
+      }
+      await pause(200);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** Files under local storage that no finished tool call or upload owns: tmp leftovers, objects of failed calls. */
+export async function orphanFiles(storageDir: string, pool: Pool): Promise<string[]> {
+  const orphans: string[] = [];
+  const tmp = path.join(storageDir, 'tmp');
+  if (existsSync(tmp)) orphans.push(...(await readdir(tmp)).map((f) => `tmp/${f}`));
+  const tools = path.join(storageDir, 'objects', 'tools');
+  if (!existsSync(tools)) return orphans;
+  const { rows } = await pool.query<{ id: string }>(`SELECT id FROM "ToolCall" WHERE status = 'SUCCEEDED'`);
+  const succeeded = new Set(rows.map((r) => r.id));
+  for (const user of await readdir(tools)) {
+    for (const call of await readdir(path.join(tools, user))) {
+      if (!succeeded.has(call)) orphans.push(`objects/tools/${user}/${call}`);
+    }
+  }
+  return orphans;
+}
+
+export { waitFor };
