@@ -349,7 +349,8 @@ describe('webhook delivery', function () {
     assert.equal(res.status, 202);
     const { delivery } = (await res.json()) as { delivery: { id: string; status: string } };
     assert.equal(delivery.id, s.deliveryId);
-    assert.equal(delivery.status, 'PENDING');
+    // The answer reads the delivery after starting its new series, which may have landed already.
+    assert.ok(['PENDING', 'DELIVERED'].includes(delivery.status), delivery.status);
 
     const state = await waitForStatus(s.deliveryId, 'DELIVERED');
     assert.equal(state.series, 2);
