@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolsActivities } from '../../activities/tools';
+import type { ToolResult } from '../../core/schemas/events';
+import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../../core/tools/calls';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { quadrantImage, startFakePredictionServer, startMediaServer } from '../support/fake-providers';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
@@ -153,6 +155,75 @@ describe('credit balance', function () {
     await new MockActivityEnvironment().run(activities.runTool, input);
     await new MockActivityEnvironment().run(activities.runTool, input);
     assert.deepEqual(await account(user), { balance: '2.0000', active: 0, calls: 1, charges: 1 });
+  });
+
+  // An attempt whose provider answers after another attempt recorded the call, or after the call
+  // was closed (its run ended, its workflow gave up), must change nothing: runTool only gets this
+  // far while the row was RUNNING when it opened, so this is the recording statement's own guard.
+  it('records a success only of a call still running: a late attempt charges and changes nothing', async () => {
+    const user = await createTestUser();
+    await setBalance(user, '3');
+    const { pool } = tools.worker.deps.db;
+    const result = (providerRunId: string): ToolResult => ({
+      toolName: 'crop_image',
+      output: { url: `https://files.example.test/${providerRunId}.png`, provider: 'local' },
+      assets: [],
+      creditCost: '1',
+      durationMs: 5,
+      providerRunId,
+    });
+    const open = async () => {
+      const toolCallId = randomUUID();
+      const opened = await openToolCall(pool, {
+        toolCallId,
+        toolName: 'crop_image',
+        input: {},
+        userId: user.userId,
+        price: '1',
+        maxActive: 10,
+      });
+      assert.equal(opened.outcome, 'opened');
+      return toolCallId;
+    };
+
+    const recorded = await open();
+    assert.ok(
+      await recordToolSuccess(pool, { toolCallId: recorded, userId: user.userId, result: result('first') }),
+    );
+    const again = { toolCallId: recorded, userId: user.userId, result: result('second') };
+    assert.equal(await recordToolSuccess(pool, again), null, 'a second success of one call is not recorded');
+    assert.equal((await readToolCall(pool, recorded))?.result?.providerRunId, 'first');
+
+    const closed = await open();
+    await markToolCallFailed(pool, closed, 'The tool call was cancelled.');
+    const late = { toolCallId: closed, userId: user.userId, result: result('late') };
+    assert.equal(await recordToolSuccess(pool, late), null, 'a closed call is not recorded as succeeded');
+    assert.equal((await readToolCall(pool, closed))?.status, 'FAILED');
+    assert.deepEqual(await account(user), { balance: '2.0000', active: 0, calls: 2, charges: 1 });
+  });
+
+  it('keeps one charge per call in the ledger, whatever tries to write a second', async () => {
+    const user = await createTestUser();
+    await setBalance(user, '3');
+    const activities = createToolsActivities(tools.worker.deps);
+    const toolCallId = randomUUID();
+    const input = {
+      toolCallId,
+      toolName: 'crop_image',
+      input: await cropInput(tools.media),
+      userId: user.userId,
+    };
+    await new MockActivityEnvironment().run(activities.runTool, input);
+    const { db } = await testStack();
+    await assert.rejects(
+      db.pool.query(
+        `INSERT INTO "CreditLedgerEntry" (id, "userId", "toolCallId", amount, reason)
+         VALUES (gen_random_uuid(), $1, $2, 1, 'tool:crop_image')`,
+        [user.userId, toolCallId],
+      ),
+      { code: '23505' },
+    );
+    assert.equal((await account(user))?.charges, 1);
   });
 
   it('starts a new account with CREDIT_GRANT_ON_SIGN_UP credits', async () => {
