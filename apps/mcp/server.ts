@@ -6,6 +6,7 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Config } from '../../core/config/config';
 import type { Logger } from '../../core/logging/logger';
 import type { ToolError } from '../../core/schemas/mcp';
@@ -37,6 +38,12 @@ function toolError(err: unknown, logger: Logger): CallToolResult {
 }
 
 /**
+ * Left to itself, the SDK builds a JSON Schema validator (a new Ajv, about a millisecond) for every
+ * server, that is for every request; one serves them all.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/**
  * The MCP server of one request: built for its caller and dropped with its answer, so no gateway
  * keeps anything between requests and any gateway serves any request.
  */
@@ -48,7 +55,11 @@ export function createMcpServer(ctx: {
 }): Server {
   const server = new Server(
     { name: 'agent-chat-service', title: 'Agent Chat Service', version: '1.0.0' },
-    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
