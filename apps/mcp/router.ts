@@ -12,7 +12,7 @@ import { bearerCaller } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
 import { scopesNeeded } from './scopes';
-import { MCP_TOOLS } from './tools';
+import { toolNamed } from './tools';
 
 export const MCP_PATH = '/mcp';
 const BEARER = /^Bearer (\S+)$/;
@@ -43,13 +43,7 @@ function needsStream(body: unknown): boolean {
     } | null;
     if (message?.method === 'resources/subscribe' || message?.params?._meta?.progressToken !== undefined)
       return true;
-    const name = message?.params?.name;
-    return (
-      message?.method === 'tools/call' &&
-      typeof name === 'string' &&
-      Object.hasOwn(MCP_TOOLS, name) &&
-      MCP_TOOLS[name]!.waits === true
-    );
+    return message?.method === 'tools/call' && toolNamed(message.params?.name)?.waits === true;
   });
 }
 

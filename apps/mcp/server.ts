@@ -13,7 +13,7 @@ import type { ToolError } from '../../core/schemas/mcp';
 import type { Caller, Operations } from '../../operations';
 import { errorEnvelope, toAppError } from '../gateway/middleware/errors';
 import { registerResources } from './resources';
-import { MCP_TOOLS, parseArguments, TOOL_LIST } from './tools';
+import { parseArguments, TOOL_LIST, toolNamed } from './tools';
 
 const INSTRUCTIONS =
   'Chats with an agent that can crop images, generate images and merge videos. Start or continue a ' +
@@ -67,7 +67,7 @@ export function createMcpServer(ctx: {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args, _meta } = request.params;
-    const tool = Object.hasOwn(MCP_TOOLS, name) ? MCP_TOOLS[name] : undefined;
+    const tool = toolNamed(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const progressToken = _meta?.progressToken;
     let sent = 0;

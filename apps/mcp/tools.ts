@@ -266,6 +266,10 @@ export const MCP_TOOLS: Record<string, McpTool> = {
   ...Object.fromEntries(TOOL_NAMES.map((name) => [name, mediaTool(name)])),
 };
 
+/** The tool of that name; nothing for another name, or for what is not a name. */
+export const toolNamed = (name: unknown): McpTool | undefined =>
+  typeof name === 'string' && Object.hasOwn(MCP_TOOLS, name) ? MCP_TOOLS[name] : undefined;
+
 /** JSON Schema 2020-12, the dialect MCP assumes when a schema names none. */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
