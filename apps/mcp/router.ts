@@ -12,6 +12,7 @@ import { bearerCaller } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
 import { scopesNeeded } from './scopes';
+import { toolNamed } from './tools';
 
 export const MCP_PATH = '/mcp';
 const BEARER = /^Bearer (\S+)$/;
@@ -24,6 +25,25 @@ function sendsIn(body: unknown): boolean {
   return messages.some((m) => {
     const message = m as { method?: unknown; params?: { name?: unknown } } | null;
     return message?.method === 'tools/call' && message.params?.name === 'send_message';
+  });
+}
+
+/**
+ * Whether the request is answered on an event stream: when notifications come before its result (a
+ * call asking for progress, a subscription, which sends its updates on its own request) or the
+ * result may take minutes (a tool that waits). Any other request is answered with plain JSON,
+ * which spares both sides the stream.
+ */
+function needsStream(body: unknown): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    const message = m as {
+      method?: unknown;
+      params?: { name?: unknown; _meta?: { progressToken?: unknown } };
+    } | null;
+    if (message?.method === 'resources/subscribe' || message?.params?._meta?.progressToken !== undefined)
+      return true;
+    return message?.method === 'tools/call' && toolNamed(message.params?.name)?.waits === true;
   });
 }
 
@@ -101,7 +121,10 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
 
   const serve: RequestHandler = async (req, res) => {
     const server = createMcpServer({ ops, caller: currentAuth(req), config, logger: req.log });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !needsStream(req.body),
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();

@@ -1,5 +1,5 @@
 import type { OAuthScope } from '../../core/auth/scopes';
-import { MCP_TOOLS } from './tools';
+import { toolNamed } from './tools';
 
 /** Reading chats and runs as resources needs `read`; discovery (initialize, lists of tools) nothing. */
 const METHOD_SCOPES: Record<string, OAuthScope> = {
@@ -19,8 +19,8 @@ export function scopesNeeded(body: unknown): OAuthScope[] {
     const message = m as { method?: unknown; params?: { name?: unknown } } | null;
     if (typeof message?.method !== 'string') return [];
     if (message.method === 'tools/call') {
-      const name = message.params?.name;
-      return typeof name === 'string' && Object.hasOwn(MCP_TOOLS, name) ? [MCP_TOOLS[name]!.scope] : [];
+      const tool = toolNamed(message.params?.name);
+      return tool ? [tool.scope] : [];
     }
     return Object.hasOwn(METHOD_SCOPES, message.method) ? [METHOD_SCOPES[message.method]!] : [];
   });

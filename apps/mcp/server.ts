@@ -6,13 +6,14 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Config } from '../../core/config/config';
 import type { Logger } from '../../core/logging/logger';
 import type { ToolError } from '../../core/schemas/mcp';
 import type { Caller, Operations } from '../../operations';
 import { errorEnvelope, toAppError } from '../gateway/middleware/errors';
 import { registerResources } from './resources';
-import { MCP_TOOLS, parseArguments, TOOL_LIST } from './tools';
+import { parseArguments, TOOL_LIST, toolNamed } from './tools';
 
 const INSTRUCTIONS =
   'Chats with an agent that can crop images, generate images and merge videos. Start or continue a ' +
@@ -37,6 +38,12 @@ function toolError(err: unknown, logger: Logger): CallToolResult {
 }
 
 /**
+ * Left to itself, the SDK builds a JSON Schema validator (a new Ajv, about a millisecond) for every
+ * server, that is for every request; one serves them all.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/**
  * The MCP server of one request: built for its caller and dropped with its answer, so no gateway
  * keeps anything between requests and any gateway serves any request.
  */
@@ -48,7 +55,11 @@ export function createMcpServer(ctx: {
 }): Server {
   const server = new Server(
     { name: 'agent-chat-service', title: 'Agent Chat Service', version: '1.0.0' },
-    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
@@ -56,7 +67,7 @@ export function createMcpServer(ctx: {
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args, _meta } = request.params;
-    const tool = Object.hasOwn(MCP_TOOLS, name) ? MCP_TOOLS[name] : undefined;
+    const tool = toolNamed(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const progressToken = _meta?.progressToken;
     let sent = 0;

@@ -58,6 +58,12 @@ interface McpTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodTy
    * tells a bad crop rectangle (INVALID_RECTANGLE) from any other bad input.
    */
   validate?: false;
+  /**
+   * Answers only when the run settles or the work is done, up to minutes later: its answer comes on
+   * an event stream even without progress, whose keep-alives hold the connection open through
+   * proxies meanwhile.
+   */
+  waits?: true;
   run(ctx: ToolContext, input: z.output<I>): Promise<{ result: z.output<O>; content?: ContentBlock[] }>;
 }
 
@@ -99,6 +105,7 @@ function mediaTool(name: ToolName) {
     scope: 'write',
     idempotent: true,
     validate: false,
+    waits: true,
     async run(ctx, input) {
       const started = Date.now();
       await ctx.progress(`${name} started`);
@@ -186,6 +193,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     output: runSnapshotSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
     scope: 'read',
+    waits: true,
     async run(ctx, { timeoutSeconds, ...ids }) {
       const deadline = Date.now() + Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX);
       let told = '';
@@ -257,6 +265,10 @@ export const MCP_TOOLS: Record<string, McpTool> = {
 
   ...Object.fromEntries(TOOL_NAMES.map((name) => [name, mediaTool(name)])),
 };
+
+/** The tool of that name; nothing for another name, or for what is not a name. */
+export const toolNamed = (name: unknown): McpTool | undefined =>
+  typeof name === 'string' && Object.hasOwn(MCP_TOOLS, name) ? MCP_TOOLS[name] : undefined;
 
 /** JSON Schema 2020-12, the dialect MCP assumes when a schema names none. */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {

@@ -249,6 +249,29 @@ describe('MCP at /mcp', function () {
       assert.equal(good.status, 200);
     });
 
+    it('answers plain JSON unless progress is asked for or the tool waits, then an event stream', async () => {
+      const callOf = (name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => ({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+      });
+      const ids = { chatId: randomUUID(), runId: randomUUID() };
+      for (const [body, type] of [
+        [initialize('2025-11-25'), 'application/json'],
+        [callOf('list_chats', {}), 'application/json'],
+        [callOf('get_run', ids), 'application/json'],
+        [callOf('list_chats', {}, { progressToken: 'p1' }), 'text/event-stream'],
+        [callOf('wait_for_run', { ...ids, timeoutSeconds: 1 }), 'text/event-stream'],
+      ] as const) {
+        const res = await post(body);
+        assert.equal(res.status, 200);
+        assert.match(res.headers.get('content-type') ?? '', new RegExp(`^${type}`), JSON.stringify(body));
+        const answer = await message(res);
+        assert.ok(answer.result, JSON.stringify(answer));
+      }
+    });
+
     it('is stateless: GET and DELETE answer 405, and two gateways serve one client alternately', async () => {
       const get = await fetch(`${gateways[0]!.url}/mcp`, {
         headers: { ...user.bearer, accept: 'text/event-stream' },
