@@ -30,7 +30,16 @@ const NODE_BUILTINS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.data-cluster/**', '.tools/**', 'core/db/generated/**', 'bench/results/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      '.data-cluster/**',
+      '.tools/**',
+      'core/db/generated/**',
+      'bench/results/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx'],
