@@ -71,9 +71,10 @@ export function registerResources(
       if (parsed.kind === 'run') return await ops.runs.getRun(caller, parsed);
       const [chat, messages] = await Promise.all([
         ops.chats.getChat(caller, parsed.chatId),
-        ops.chats.listMessages(caller, parsed.chatId, { limit: 50, order: 'asc' }),
+        ops.chats.listMessages(caller, parsed.chatId, { limit: 50, order: 'desc' }),
       ]);
-      return { chat, messages: messages.data };
+      // The latest 50, shown oldest first as get_messages pages them.
+      return { chat, messages: messages.data.toReversed() };
     } catch (err) {
       const appError = toAppError(err);
       if (appError.status === 404)

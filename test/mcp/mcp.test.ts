@@ -498,6 +498,23 @@ describe('MCP at /mcp', function () {
       };
       assert.equal(body.chat.id, ids.chatId);
       assert.equal(body.messages.length, 2);
+      // A long chat: the resource holds its latest 50 messages, oldest first.
+      await gateways[0]!.deps.db.pool.query(
+        `INSERT INTO "Message" (id, "chatId", role, "contentBlocks", "createdAt")
+         SELECT gen_random_uuid(), $1, 'user', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'old ' || n)),
+                now() - make_interval(mins => 100 - n)
+           FROM generate_series(1, 60) AS n`,
+        [ids.chatId],
+      );
+      const long = jsonOf(await client.readResource({ uri: `chat://${ids.chatId}` })) as {
+        messages: { role: string; contentBlocks: { text?: string }[] }[];
+      };
+      assert.equal(long.messages.length, 50);
+      assert.equal(long.messages[0]?.contentBlocks[0]?.text, 'old 13');
+      assert.deepEqual(
+        long.messages.slice(-2).map((m) => m.role),
+        ['user', 'assistant'],
+      );
       const run = await client.readResource({ uri: `chat://${ids.chatId}/runs/${ids.runId}` });
       assert.equal((jsonOf(run) as Snapshot).text, 'readable');
 
