@@ -82,9 +82,23 @@ describe('the reconciler', function () {
         ),
       );
 
+  /**
+   * The test database is shared by every suite: a first pass ends whatever run another suite left
+   * behind, so a test's repair count is its own run's alone.
+   */
+  const sweepLeftovers = async () => {
+    const sweep = startReconciler(gateway.deps, 60_000);
+    try {
+      await sweep.pass();
+    } finally {
+      await sweep.stop();
+    }
+  };
+
   it('ends a run whose execution an operator terminated, with its one agent.failed, and counts the repair', async () => {
+    await sweepLeftovers();
     const turn = await send(idle, { text: 'never taken' });
-    const { temporal } = await testStack();
+    const { db, temporal } = await testStack();
     await temporal.client.workflow.getHandle(turn.chatId).terminate('stuck, says the operator');
     const before = await repairs('closed_execution');
     const reconciler = startReconciler(gateway.deps, 60_000);
@@ -101,24 +115,29 @@ describe('the reconciler', function () {
     });
     assert.equal((await repairs('closed_execution')) - before, 1);
     assert.ok(await failedEventFor(turn.runId));
-    // Asked again, it finds nothing more to do.
+    // Asked again, it leaves this run alone. (The database is shared by every suite, so another
+    // suite's leftover may be ended by the same pass: the check is this run's.)
+    const ended = await db.pool.query<{ updatedAt: Date }>(`SELECT "updatedAt" FROM "Run" WHERE id = $1`, [
+      turn.runId,
+    ]);
     const again = startReconciler(gateway.deps, 60_000);
     try {
-      assert.equal((await again.pass())?.runsEnded, 0);
+      await again.pass();
     } finally {
       await again.stop();
     }
+    const after = await db.pool.query<{ updatedAt: Date }>(`SELECT "updatedAt" FROM "Run" WHERE id = $1`, [
+      turn.runId,
+    ]);
+    assert.deepEqual(
+      after.rows[0]?.updatedAt,
+      ended.rows[0]?.updatedAt,
+      'the ended run is not touched again',
+    );
   });
 
   it('ends an active run whose execution Temporal no longer has', async () => {
-    // The test database is shared by every suite: a first pass ends whatever run another suite
-    // left behind, so the count below is this run's repair alone.
-    const sweep = startReconciler(gateway.deps, 60_000);
-    try {
-      await sweep.pass();
-    } finally {
-      await sweep.stop();
-    }
+    await sweepLeftovers();
     const turn = await send(idle, { text: 'lost' });
     const { db, temporal } = await testStack();
     await temporal.client.workflow.getHandle(turn.chatId).terminate('as if lost');
