@@ -30,6 +30,12 @@ const LOOKBACK_OVERLAP_MS = 60_000;
 const FIRST_LOOKBACK_MS = 60 * 60_000;
 /** One advisory lock for every process: a pass runs in one of them at a time. */
 const RECONCILER_LOCK = 72_707_370;
+/**
+ * How long the reconciler waits for a workflow to answer its state query: one whose worker is
+ * gone would otherwise hold the whole pass until Temporal's own query timeout (30 s). Unanswered,
+ * it is asked again on the next pass.
+ */
+const QUERY_DEADLINE_MS = 2_000;
 export const STOPPED_MESSAGE = 'The run stopped before it finished.';
 
 export interface ReconcilePass {
@@ -141,7 +147,9 @@ export function startReconciler(
     let resent = 0;
     for (const w of await listRunsAwaitingSignal(deps.db.pool)) {
       const handle = deps.temporal.client.workflow.getHandle(agentWorkflowId(w.chatId), w.triggerRunId);
-      const state = await handle.query(runStateQuery).catch(() => undefined);
+      const state = await deps.temporal.connection
+        .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(runStateQuery))
+        .catch(() => undefined);
       if (state?.pendingWaitpointId !== w.waitpointId) continue;
       await handle.signal(planDecisionSignal, {
         waitpointId: w.waitpointId,
