@@ -81,6 +81,32 @@ export class Topology {
   workers: (AppProcess | undefined)[] = [undefined, undefined];
   /** Requests in flight per gateway URL: a gateway killed while one is open hit live work. */
   readonly inFlight = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  /**
+   * True at the next request opened on `url` (false after `timeoutMs`): the caller's continuation
+   * runs while that request is still open, so a kill it makes lands on live work.
+   */
+  nextRequest(url: string, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.waiting.set(url, [
+        ...(this.waiting.get(url) ?? []),
+        () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      ]);
+    });
+  }
+
+  /** Counts a request opened on `url` and wakes whoever waits for one. */
+  opened(url: string): void {
+    this.inFlight.set(url, (this.inFlight.get(url) ?? 0) + 1);
+    const waiters = this.waiting.get(url) ?? [];
+    this.waiting.delete(url);
+    for (const wake of waiters) wake();
+  }
 
   constructor(readonly env: Record<string, string>) {}
 
@@ -180,7 +206,7 @@ export async function drive(input: {
               { image_url: directUrl(imageUrl, r), x: 0, y: 0, width: 16, height: 16 },
             ]
           : ['/api/v1/completions', turnBody(r, imageUrl)];
-      topology.inFlight.set(url, (topology.inFlight.get(url) ?? 0) + 1);
+      topology.opened(url);
       let status: number;
       let text = '';
       try {
