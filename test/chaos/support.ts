@@ -89,14 +89,18 @@ export class Topology {
    */
   nextRequest(url: string, timeoutMs: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.waiting.set(url, [
-        ...(this.waiting.get(url) ?? []),
-        () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      ]);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiting.set(
+          url,
+          (this.waiting.get(url) ?? []).filter((w) => w !== wake),
+        );
+        resolve(false);
+      }, timeoutMs);
+      this.waiting.set(url, [...(this.waiting.get(url) ?? []), wake]);
     });
   }
 
