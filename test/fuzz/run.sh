@@ -38,23 +38,35 @@ base="http://127.0.0.1:$port"
 
 export FUZZ_API_KEY="$key"
 export FUZZ_SESSION_TOKEN="${cookie#*=}"
-# count NAME JUNIT_FILE: one `name<TAB>passed<TAB>failed<TAB>skipped` line, as the mocha suites write.
+# count NAME JUNIT_FILE: one `name<TAB>passed<TAB>failed<TAB>skipped` line, as the mocha suites write,
+# and each failed operation's name to TEST_FAILURES_FILE when set.
 count() {
   [ -s "$2" ] || return 0
   "$(dirname "$schemathesis")/python" - "$1" "$2" <<'PY' | tee -a "${TEST_SUMMARY_FILE:-/dev/null}"
+import os
 import sys
 import xml.etree.ElementTree as ET
 
 name, path = sys.argv[1:]
 passed = failed = skipped = 0
+failures = []
 for case in ET.parse(path).iter("testcase"):
-    if case.find("failure") is not None or case.find("error") is not None:
+    problem = case.find("failure")
+    if problem is None:
+        problem = case.find("error")
+    if problem is not None:
         failed += 1
+        first = (problem.get("message") or problem.text or "").strip().split("\n")[0][:300]
+        failures.append(f"{name}: {case.get('name')}\n    {first}\n")
     elif case.find("skipped") is not None:
         skipped += 1
     else:
         passed += 1
 print(f"{name}\t{passed}\t{failed}\t{skipped}")
+failures_file = os.environ.get("TEST_FAILURES_FILE")
+if failures_file and failures:
+    with open(failures_file, "a") as out:
+        out.writelines(failures)
 PY
 }
 
