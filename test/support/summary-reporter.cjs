@@ -14,7 +14,9 @@ class SummaryReporter extends Mocha.reporters.Spec {
     const suite = (options.reporterOptions ?? options.reporterOption ?? {}).suite ?? 'mocha';
     if (failuresFile) {
       runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test, err) => {
-        const message = String((err && err.message) || err).split('\n')[0].slice(0, 300);
+        const message = String((err && err.message) || err)
+          .split('\n')[0]
+          .slice(0, 300);
         appendFileSync(failuresFile, `${suite}: ${test.fullTitle()}\n    ${message}\n`);
       });
     }
