@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { startGateway } from '../testkit/gateway';
 import type { Bench } from './context';
 import { serviceClient } from './client';
-import { measure } from './measure';
+import { measure, measurePair } from './measure';
 import { latencyRow, type Row } from './report';
 import type { bareStepsWorkflow } from './workflows';
 
@@ -68,8 +68,7 @@ export async function admissionRows(bench: Bench, samples: { seq: number; conc: 
       ['admission c64', samples.conc, 64],
     ] as const) {
       console.log(`bench: ${name}, ${n} at ${concurrency} in flight…`);
-      const service = await measure(send, n, concurrency);
-      const baseline = await measure(bareAdmit, n, concurrency);
+      const { service, baseline } = await measurePair(send, bareAdmit, n, concurrency);
       rows.push(latencyRow('admission', name, service, baseline, BOUND));
     }
     return rows;

@@ -110,10 +110,9 @@ export interface ServiceProcesses {
   stop(): Promise<void>;
 }
 
-export async function startServiceProcesses(bench: Bench): Promise<ServiceProcesses> {
-  const taskQueue = `bench-turns-${randomBytes(4).toString('hex')}`;
-  const port = await freePort();
-  const env: Record<string, string> = {
+/** What a gateway or worker process of the bench runs with, serving `taskQueue` on `port`. */
+function processEnv(bench: Bench, taskQueue: string, port: number): Record<string, string> {
+  return {
     ...bench.env,
     NODE_ENV: 'test',
     LOG_LEVEL: 'error',
@@ -127,6 +126,24 @@ export async function startServiceProcesses(bench: Bench): Promise<ServiceProces
     METRICS_PORT: '0',
     WORKER_HTTP_PORT: '0',
   };
+}
+
+/**
+ * A gateway process alone, on a queue no worker polls: what admission costs a client on another
+ * machine, without the bench's own client work competing with the gateway for one event loop.
+ */
+export async function startIdleGatewayProcess(
+  bench: Bench,
+): Promise<{ process: ServiceProcess; url: string }> {
+  const port = await freePort();
+  const env = processEnv(bench, `bench-idle-${randomBytes(4).toString('hex')}`, port);
+  return { process: await startService('gateway', env), url: `http://127.0.0.1:${port}` };
+}
+
+export async function startServiceProcesses(bench: Bench): Promise<ServiceProcesses> {
+  const taskQueue = `bench-turns-${randomBytes(4).toString('hex')}`;
+  const port = await freePort();
+  const env = processEnv(bench, taskQueue, port);
   const worker = await startService('worker', env);
   const gateway = await startService('gateway', env).catch(async (err: unknown) => {
     await worker.stop();

@@ -1,7 +1,7 @@
 /** The crop row: the crop tool's blocking route against sharp doing the same crop in-process. */
 import sharp from 'sharp';
 import type { Bench } from './context';
-import { measure } from './measure';
+import { measure, measurePair } from './measure';
 import { fmt, type Row } from './report';
 
 const MAX_DELTA_P50_MS = 30;
@@ -26,8 +26,7 @@ export async function cropRow(bench: Bench, crops: number): Promise<Row> {
       .toBuffer();
   await measure(crop, 5, 1);
   await measure(sharpCrop, 5, 1);
-  const service = await measure(crop, crops, 1);
-  const baseline = await measure(sharpCrop, crops, 1);
+  const { service, baseline } = await measurePair(crop, sharpCrop, crops, 1);
   const delta = service.p50 - baseline.p50;
   return {
     key: 'crop',

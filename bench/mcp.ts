@@ -1,27 +1,23 @@
 /**
  * The MCP row: `send_message` over MCP (one stateless POST /mcp, the SDK's client) against the
  * REST send it wraps (`POST /api/v1/completions`), both on a task queue no worker polls. What it
- * measures is MCP's own cost: the JSON-RPC framing, the per-request server and the event stream.
+ * measures is MCP's own cost: the JSON-RPC framing, the per-request server and the SDK client's
+ * work on the answer. The gateway runs in its own process, as it does for every client: in the
+ * bench's process the SDK client's parsing would hold up the gateway's event loop, a cost no
+ * client on another machine imposes.
  */
-import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startGateway } from '../testkit/gateway';
-import type { Bench } from './context';
+import { startIdleGatewayProcess, type Bench } from './context';
 import { serviceClient } from './client';
-import { measure } from './measure';
+import { measure, measurePair } from './measure';
 import { latencyRow, type Row } from './report';
 
 const BOUND = { p50: 1.2, p99: 1.5 };
 
 export async function mcpRows(bench: Bench, samples: { seq: number; conc: number }): Promise<Row[]> {
-  const { stack, user } = bench;
-  const gateway = await startGateway({
-    config: stack.config({
-      ...bench.env,
-      TEMPORAL_TASK_QUEUE: `bench-mcp-idle-${randomBytes(4).toString('hex')}`,
-    }),
-  });
+  const { user } = bench;
+  const gateway = await startIdleGatewayProcess(bench);
   const rest = serviceClient(gateway.url, user);
   const mcp = new Client({ name: 'bench', version: '1.0.0' });
   await mcp.connect(
@@ -44,13 +40,12 @@ export async function mcpRows(bench: Bench, samples: { seq: number; conc: number
       ['mcp send_message c16', samples.conc, 16],
     ] as const) {
       console.log(`bench: ${name}, ${n} at ${concurrency} in flight…`);
-      const service = await measure(mcpSend, n, concurrency);
-      const baseline = await measure(restSend, n, concurrency);
+      const { service, baseline } = await measurePair(mcpSend, restSend, n, concurrency);
       rows.push(latencyRow('mcp', name, service, baseline, BOUND));
     }
     return rows;
   } finally {
     await mcp.close();
-    await gateway.close();
+    await gateway.process.stop();
   }
 }

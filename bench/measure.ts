@@ -55,6 +55,22 @@ export function recorder() {
   };
 }
 
+/** Runs `op` n times with `concurrency` in flight into `rec`; answers the wall time in ms. */
+async function runLanes(
+  op: (i: number) => Promise<unknown>,
+  n: number,
+  concurrency: number,
+  rec: ReturnType<typeof recorder>,
+): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    for (let i = next++; i < n; i = next++) await rec.time(() => op(i));
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return performance.now() - t0;
+}
+
 /** Runs `op` n times with `concurrency` in flight; latency per op in ms. */
 export async function measure(
   op: (i: number) => Promise<unknown>,
@@ -62,13 +78,32 @@ export async function measure(
   concurrency = 1,
 ): Promise<Figures> {
   const rec = recorder();
-  let next = 0;
-  const t0 = performance.now();
-  const lane = async () => {
-    for (let i = next++; i < n; i = next++) await rec.time(() => op(i));
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
-  return rec.figures(performance.now() - t0, concurrency);
+  return rec.figures(await runLanes(op, n, concurrency, rec), concurrency);
+}
+
+/**
+ * `service` and `baseline`, n times each, in alternating slices (service first, then baseline
+ * first, and so on), their latencies pooled per side. Whatever drifts over the run (a JIT still
+ * warming, a server filling with open workflows, a neighbour's burst) weighs on both sides alike
+ * instead of on whichever ran second.
+ */
+export async function measurePair(
+  service: (i: number) => Promise<unknown>,
+  baseline: (i: number) => Promise<unknown>,
+  n: number,
+  concurrency = 1,
+  slices = 4,
+): Promise<{ service: Figures; baseline: Figures }> {
+  const side = (op: (i: number) => Promise<unknown>) => ({ op, rec: recorder(), wallMs: 0 });
+  const s = side(service);
+  const b = side(baseline);
+  const sides = [s, b];
+  const per = Math.ceil(n / slices);
+  for (let slice = 0; slice < slices; slice++) {
+    for (const one of slice % 2 === 0 ? sides : [...sides].reverse())
+      one.wallMs += await runLanes(one.op, per, concurrency, one.rec);
+  }
+  return { service: s.rec.figures(s.wallMs, concurrency), baseline: b.rec.figures(b.wallMs, concurrency) };
 }
 
 export interface ClosedLoop {

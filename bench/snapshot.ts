@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { isTerminal, serviceClient } from './client';
 import type { Bench } from './context';
-import { measure } from './measure';
+import { measure, measurePair } from './measure';
 import { latencyRow, type Row } from './report';
 
 const MAX_RATIO = 1.3;
@@ -46,8 +46,7 @@ export async function snapshotRows(bench: Bench, polls: number): Promise<Row[]> 
     const row = async (name: string, turn: { chatId: string; runId: string }, status: string) => {
       await measure(poll(turn, status), 100, 4);
       await measure(barePoll(turn), 100, 4);
-      const service = await measure(poll(turn, status), polls, 1);
-      const baseline = await measure(barePoll(turn), polls, 1);
+      const { service, baseline } = await measurePair(poll(turn, status), barePoll(turn), polls, 1);
       return latencyRow('snapshot', name, service, baseline, { p50: MAX_RATIO });
     };
 

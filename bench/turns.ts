@@ -11,7 +11,7 @@ import { createTestUser } from '../testkit/users';
 import type { BareStack } from './bare';
 import { isTerminal, type SentTurn, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
-import { measure } from './measure';
+import { measure, measurePair } from './measure';
 import { fmt, latencyRow, type Row } from './report';
 import type { bareNotifyWorkflow, bareStepsWorkflow } from './workflows';
 
@@ -201,9 +201,8 @@ export async function endToEndRow(
     };
     await measure(turn, 10, 1);
     await measure(bareTurn, 10, 1);
-    const serviceFigures = await measure(turn, turns, 1);
-    const baseline = await measure(bareTurn, turns, 1);
-    return latencyRow('e2e', 'end-to-end turn', serviceFigures, baseline, { p50: MAX_E2E_RATIO });
+    const figures = await measurePair(turn, bareTurn, turns, 1);
+    return latencyRow('e2e', 'end-to-end turn', figures.service, figures.baseline, { p50: MAX_E2E_RATIO });
   } finally {
     receiver.server.closeAllConnections();
     receiver.server.close();

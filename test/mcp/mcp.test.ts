@@ -272,6 +272,62 @@ describe('MCP at /mcp', function () {
       }
     });
 
+    it("answers the protocol's own refusals and notifications as Streamable HTTP says", async () => {
+      const list = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+      const jsonOnly = await post(list, { ...user.bearer, accept: 'application/json' });
+      assert.equal(jsonOnly.status, 406);
+      assert.match(JSON.stringify(await jsonOnly.json()), /Not Acceptable/);
+      const badVersion = await post(list, { ...user.bearer, 'mcp-protocol-version': '1999-01-01' });
+      assert.equal(badVersion.status, 400);
+      assert.match(JSON.stringify(await badVersion.json()), /Unsupported protocol version/);
+      const notJsonRpc = await post({ hello: 'world' });
+      assert.equal(notJsonRpc.status, 400);
+      assert.match(JSON.stringify(await notJsonRpc.json()), /Invalid JSON-RPC message/);
+      const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      assert.equal(notification.status, 202);
+      assert.equal(await notification.text(), '');
+      const listed = await post(list, { ...user.bearer, 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(listed.status, 200);
+      assert.equal(listed.headers.get('content-type'), 'application/json');
+      assert.ok(((await listed.json()) as { result: { tools: unknown[] } }).result.tools.length > 0);
+    });
+
+    it('lets a client drop an event stream midway, and serves the next request', async () => {
+      const client = await connect();
+      model.replies.push({ text: 'one moment please', toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const ids = idsOf(await call(client, 'send_message', { text: 'follow, then leave' }));
+      const aborted = new AbortController();
+      const res = await fetch(`${gateways[0]!.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...user.bearer,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 9,
+          method: 'tools/call',
+          params: {
+            name: 'wait_for_run',
+            arguments: { ...ids, timeoutSeconds: 30 },
+            _meta: { progressToken: 'p' },
+          },
+        }),
+        signal: aborted.signal,
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      assert.match(new TextDecoder().decode(first.value), /notifications\/progress/);
+      aborted.abort();
+      await assert.rejects(reader.read());
+      model.release();
+      assert.equal((await waitForRun(client, ids)).status, 'COMPLETE');
+    });
+
     it('is stateless: GET and DELETE answer 405, and two gateways serve one client alternately', async () => {
       const get = await fetch(`${gateways[0]!.url}/mcp`, {
         headers: { ...user.bearer, accept: 'text/event-stream' },
