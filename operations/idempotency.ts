@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../core/errors/app-error';
-import { canonicalHash } from '../core/hashing/canonical';
+import { canonicalHash, canonicalUuid } from '../core/hashing/canonical';
 import {
   claimKey,
   releaseKey,
@@ -14,6 +14,20 @@ import type { Caller, OperationDeps } from './deps';
 
 /** The header a replayed answer carries, success or error alike. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** One use of an Idempotency-Key: the key, and when its claim began (a retry's is the same). */
+export interface KeyUse {
+  key: string;
+  since: Date;
+}
+
+/**
+ * An id named by the user, the operation and this use of the key: work a first request began
+ * before its answer was lost (its gateway died) is found again by the retry under the same id.
+ */
+export function keyedId(operation: string, userId: string, use: KeyUse): string {
+  return canonicalUuid({ operation, userId, key: use.key, since: use.since.toISOString() });
+}
 
 /** An operation's answer, and whether it is the stored first answer to the same key. */
 export interface Replayable<T> {
@@ -69,12 +83,17 @@ export function idempotent<I, T>(
   spec: {
     /** What makes two requests the same: the input as the operation reads it, files by their bytes. */
     fingerprint: (input: I) => unknown;
-    run: (caller: Caller, input: I) => Promise<T>;
+    /**
+     * `keyed` names this use of the key (the same for a retry, new once the key was forgotten):
+     * work that outlives a lost answer can be found again by it.
+     */
+    run: (caller: Caller, input: I, keyed?: KeyUse) => Promise<T>;
   },
 ): (caller: Caller, input: I, idempotencyKey?: string) => Promise<Replayable<T>> {
   const leaseMs = deps.config.TOOL_ROUTE_TIMEOUT + LEASE_MARGIN_MS;
   return async (caller, input, idempotencyKey) => {
     if (idempotencyKey === undefined) return { value: await spec.run(caller, input), replayed: false };
+    let use: KeyUse | undefined;
     const claim: KeyClaim = {
       userId: caller.userId,
       key: idempotencyKey,
@@ -86,7 +105,10 @@ export function idempotent<I, T>(
     const deadline = Date.now() + deps.config.IDEMPOTENCY_WAIT;
     for (;;) {
       const holder = await claimKey(deps.db.pool, claim);
-      if (holder === 'claimed') break;
+      if (holder && 'since' in holder) {
+        use = { key: idempotencyKey, since: holder.since };
+        break;
+      }
       if (holder) {
         const outcome = settled(holder, claim);
         if (outcome) return replay<T>(outcome);
@@ -101,7 +123,7 @@ export function idempotent<I, T>(
     }
     let value: T;
     try {
-      value = await spec.run(caller, input);
+      value = await spec.run(caller, input, use);
     } catch (err) {
       const failed = toOutcome(err);
       if (failed) await storeOutcome(deps.db.pool, claim, failed);

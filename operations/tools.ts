@@ -10,7 +10,7 @@ import { selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import { startToolCall, starterOf } from '../workflows/client';
 import type { Caller, OperationDeps } from './deps';
-import { idempotent } from './idempotency';
+import { idempotent, keyedId, type KeyUse } from './idempotency';
 import { activeLimit } from './limits';
 
 /** What every tool call can be refused for: the user's balance, and the user's calls running. */
@@ -59,13 +59,20 @@ export function createToolsOperations(deps: OperationDeps) {
    * window the workflow is cancelled (its provider job with it) and the answer is 504 TIMEOUT;
    * a permanent failure answers the error its type names; spent retries answer 502.
    */
-  const callTool = async (caller: Caller, { name, input: rawInput }: ToolRequest): Promise<ToolResult> => {
+  const callTool = async (
+    caller: Caller,
+    { name, input: rawInput }: ToolRequest,
+    keyed?: KeyUse,
+  ): Promise<ToolResult> => {
     const input = parseToolInput(name, rawInput);
     if (TOOLS[name].provider(deps.config) === 'none') {
       throw new AppError('PROVIDER_NOT_CONFIGURED', `No provider is configured for ${name}.`);
     }
     await refuseUnaffordable(deps, caller.userId, name);
-    const toolCallId = randomUUID();
+    // A keyed call's id is named by the user and this use of the key: a retry whose first request's
+    // gateway died before storing the answer joins that call's workflow, or finds its row settled,
+    // and is not charged again.
+    const toolCallId = keyed ? keyedId('callTool', caller.userId, keyed) : randomUUID();
     addLogContext({ toolCallId });
     const handle = await startToolCall(starterOf(deps), {
       toolCallId,

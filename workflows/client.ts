@@ -96,13 +96,17 @@ export async function runningExecutionOf(
   }
 }
 
-/** Starts one blocking tool call's workflow; a retried start finds the same execution. */
+/**
+ * Starts one blocking tool call's workflow; a retried start (the same tool call id) joins the
+ * execution still running, and one after it ended starts again, finding the call's row settled.
+ */
 export function startToolCall(
   starter: Starter,
   input: ToolCallInput,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof toolCallWorkflow>> {
   return starter.client.workflow.start<typeof toolCallWorkflow>(TOOL_CALL_WORKFLOW_TYPE, {
     workflowId: toolCallWorkflowId(input.toolCallId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
     taskQueue: starter.taskQueue,
     args: [input],
     typedSearchAttributes: [

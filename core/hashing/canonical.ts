@@ -21,6 +21,18 @@ export function canonicalHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
+/**
+ * A UUID named by a value: the same value always gives the same UUID (RFC 9562 version 8, its
+ * 122 free bits from the value's canonical SHA-256). For ids that a retry must find again.
+ */
+export function canonicalUuid(value: unknown): string {
+  const bytes = Buffer.from(canonicalHash(value).slice(0, 32), 'hex');
+  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** SHA-256 of a file's bytes, hex, read as a stream (files may be 20 MB). */
 export async function fileHash(path: string): Promise<string> {
   const hash = createHash('sha256');

@@ -26,22 +26,30 @@ export interface KeyHolder {
   outcome: StoredOutcome | null;
 }
 
+/** A claim taken: `since` names this use of the key, kept by a retry that takes over a dead holder's claim. */
+export interface Claimed {
+  since: Date;
+}
+
 /**
  * Claims the key for a request, or answers who holds it. The claim takes a free key, a key whose
- * 24 hours are over, or a key whose holder died before answering (its lease ran out) when the
- * request is the same one; the primary key makes two gateways racing for a key see one winner.
+ * 24 hours are over (a new use of it), or a key whose holder died before answering (its lease ran
+ * out) when the request is the same one (the same use, which keeps its `since`); the primary key
+ * makes two gateways racing for a key see one winner.
  */
-export async function claimKey(pool: Pool, claim: KeyClaim): Promise<'claimed' | KeyHolder | null> {
-  const { rows } = await pool.query<{ claimed: boolean }>(
+export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | KeyHolder | null> {
+  const { rows } = await pool.query<{ since: Date }>(
     `INSERT INTO "IdempotencyKey" ("userId", key, operation, fingerprint, owner, "lockedUntil")
      VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
      ON CONFLICT ("userId", key) DO UPDATE
        SET operation = EXCLUDED.operation, fingerprint = EXCLUDED.fingerprint, owner = EXCLUDED.owner,
-           outcome = NULL, "lockedUntil" = EXCLUDED."lockedUntil", "createdAt" = now()
+           outcome = NULL, "lockedUntil" = EXCLUDED."lockedUntil",
+           "createdAt" = CASE WHEN "IdempotencyKey"."createdAt" < now() - $7 * interval '1 hour'
+                              THEN now() ELSE "IdempotencyKey"."createdAt" END
        WHERE "IdempotencyKey"."createdAt" < now() - $7 * interval '1 hour'
           OR ("IdempotencyKey".outcome IS NULL AND "IdempotencyKey"."lockedUntil" < now()
               AND "IdempotencyKey".fingerprint = EXCLUDED.fingerprint)
-     RETURNING true AS claimed`,
+     RETURNING "createdAt" AS since`,
     [
       claim.userId,
       claim.key,
@@ -52,7 +60,7 @@ export async function claimKey(pool: Pool, claim: KeyClaim): Promise<'claimed' |
       IDEMPOTENCY_TTL_HOURS,
     ],
   );
-  if (rows.length) return 'claimed';
+  if (rows[0]) return { since: rows[0].since };
   return readKey(pool, claim.userId, claim.key);
 }
 

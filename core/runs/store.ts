@@ -602,6 +602,19 @@ export interface UnfinishedRun {
 
 const UNFINISHED_COLUMNS = `id, "chatId", "triggerRunId", text, "cancelRequestedAt" IS NOT NULL AS "cancelRequested"`;
 
+/** A turn already admitted under this run id for this user (a keyed send's retry), or undefined. */
+export async function selectAdmittedTurn(
+  pool: Pool,
+  userId: string,
+  runId: string,
+): Promise<{ chatId: string; messageId: string; triggerRunId: string | null } | undefined> {
+  const { rows } = await pool.query<{ chatId: string; messageId: string; triggerRunId: string | null }>(
+    `SELECT "chatId", "messageId", "triggerRunId" FROM "Run" WHERE id = $1 AND "userId" = $2`,
+    [runId, userId],
+  );
+  return rows[0];
+}
+
 /** Which of these runs are still active. */
 export async function listUnfinishedRuns(pool: Pool, runIds: string[]): Promise<UnfinishedRun[]> {
   const { rows } = await pool.query<UnfinishedRun>(

@@ -24,6 +24,8 @@ export interface TurnRequest {
   planMode: boolean;
   traceparent?: string;
   via: Caller['via'];
+  /** The run's id when the send names it (a keyed send); a new one otherwise. */
+  runId?: string;
 }
 
 export interface AdmittedTurn {
@@ -93,7 +95,7 @@ export async function admitTurn(
   uploads: readonly PreparedAttachment[] = [],
 ): Promise<AdmittedTurn> {
   await assertPublicImageUrls(deps, turn.imageUrls);
-  const runId = randomUUID();
+  const runId = turn.runId ?? randomUUID();
   const messageId = randomUUID();
   const assistantMessageId = randomUUID();
   const traceId = traceIdOf(turn.traceparent);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { queuedTurnSchema, RunSnapshot, WaitpointDto, PlanDecisionInput } from '../../core/schemas/runs';
 import { toWaitpointDto } from '../../core/schemas/runs';
-import type { RunScope } from '../../core/runs/store';
+import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
@@ -12,7 +12,7 @@ import { createLiveStates, loadSnapshot } from './snapshot';
 import { createRunEventHub } from '../../core/runs/event-hub';
 import { startRun } from './start';
 import { fileFingerprints } from '../../core/uploads/receive';
-import { idempotent } from '../idempotency';
+import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
 
 /** How long a send waits for its workflow to start before it answers without the start's id. */
@@ -40,11 +40,17 @@ export function createRunsOperations(deps: OperationDeps) {
    * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
    * workflow is started (or left to the dispatcher when Temporal cannot take it now).
    */
-  const sendTurn = async (caller: Caller, input: SendTurnInput): Promise<QueuedTurn> => {
+  const sendTurn = async (caller: Caller, input: SendTurnInput, keyed?: KeyUse): Promise<QueuedTurn> => {
+    // A keyed send's run id is named by the user and this use of the key: a retry whose first
+    // request's gateway died after admitting the turn, before storing the answer, finds that turn
+    // (the dispatcher starts it if nothing did) instead of admitting a second one.
+    const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
+    const earlier = runId && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
+    if (runId && earlier) return { ...earlier, runId, status: 'queued' };
     const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
-      admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input }, uploads);
+      admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input, runId }, uploads);
     } catch (err) {
       await discardObjects(deps.storage, uploads);
       throw err;

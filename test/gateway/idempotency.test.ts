@@ -263,6 +263,62 @@ describe('Idempotency-Key', function () {
     assert.equal(await count('CreditLedgerEntry'), 1);
   });
 
+  it('admits a send once when its first gateway died after admitting it, before storing the answer', async () => {
+    const key = randomUUID();
+    const body = { text: `hello ${key}` };
+    const first = await send(a, body, key);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    // As the key stands when the gateway dies between the turn's commit and the answer's.
+    const { db } = await testStack();
+    await db.pool.query(
+      `UPDATE "IdempotencyKey" SET outcome = NULL, "lockedUntil" = now() - interval '1 second'
+        WHERE "userId" = $1 AND key = $2`,
+      [user.userId, key],
+    );
+    const retry = await send(b, body, key);
+    assert.equal(retry.status, 202, JSON.stringify(retry.body));
+    assert.equal(retry.body.runId, first.body.runId);
+    assert.equal(retry.body.chatId, first.body.chatId);
+    assert.equal(retry.body.messageId, first.body.messageId);
+    assert.equal(await count('Run'), 1);
+    assert.equal(await count('Chat'), 1);
+  });
+
+  it('charges a tool call once when its first gateway died before storing the answer', async () => {
+    const key = randomUUID();
+    const body = { prompt: `a harbour ${key}` };
+    prediction.hold();
+    const first = tool(a, body, key);
+    await waitFor(async () => ((await count('ToolCall')) === 1 ? true : undefined), {
+      what: 'the tool call',
+    });
+    // The first request's gateway is gone as far as the key can tell: its lease has run out.
+    const { db } = await testStack();
+    await db.pool.query(
+      `UPDATE "IdempotencyKey" SET "lockedUntil" = now() - interval '1 second' WHERE "userId" = $1 AND key = $2`,
+      [user.userId, key],
+    );
+    const retry = tool(b, body, key);
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query<{ owners: string }>(
+          `SELECT count(*)::text AS owners FROM "IdempotencyKey" WHERE "userId" = $1 AND key = $2 AND "lockedUntil" > now()`,
+          [user.userId, key],
+        );
+        return rows[0]?.owners === '1' ? true : undefined;
+      },
+      { what: 'the retry taking the key over' },
+    );
+    prediction.release();
+    const [done, again] = await Promise.all([first, retry]);
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.deepEqual(again.body, done.body);
+    assert.equal(prediction.created.filter((c) => JSON.stringify(c.body).includes(key)).length, 1);
+    assert.equal(await count('ToolCall'), 1);
+    assert.equal(await count('CreditLedgerEntry'), 1);
+  });
+
   it('forgets a key after 24 hours (the reconciler deletes it)', async () => {
     const key = randomUUID();
     await send(a, { text: 'long ago' }, key);
