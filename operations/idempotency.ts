@@ -15,10 +15,14 @@ import type { Caller, OperationDeps } from './deps';
 /** The header a replayed answer carries, success or error alike. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** One use of an Idempotency-Key: the key, and when its claim began (a retry's is the same). */
+/**
+ * One use of an Idempotency-Key: the key, when its claim began (a retry's is the same), and
+ * whether this request took the claim over from a holder that died (only then can work exist).
+ */
 export interface KeyUse {
   key: string;
   since: Date;
+  resumed: boolean;
 }
 
 /**
@@ -106,7 +110,7 @@ export function idempotent<I, T>(
     for (;;) {
       const holder = await claimKey(deps.db.pool, claim);
       if (holder && 'since' in holder) {
-        use = { key: idempotencyKey, since: holder.since };
+        use = { key: idempotencyKey, ...holder };
         break;
       }
       if (holder) {

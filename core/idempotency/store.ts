@@ -26,9 +26,13 @@ export interface KeyHolder {
   outcome: StoredOutcome | null;
 }
 
-/** A claim taken: `since` names this use of the key, kept by a retry that takes over a dead holder's claim. */
+/**
+ * A claim taken: `since` names this use of the key, kept by a retry that takes over a dead holder's
+ * claim; `resumed` says it did (the dead holder may have begun the work).
+ */
 export interface Claimed {
   since: Date;
+  resumed: boolean;
 }
 
 /**
@@ -38,7 +42,9 @@ export interface Claimed {
  * makes two gateways racing for a key see one winner.
  */
 export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | KeyHolder | null> {
-  const { rows } = await pool.query<{ since: Date }>(
+  // A fresh use's "createdAt" is this statement's now(), rounded as the column rounds it; a resumed
+  // use keeps its older one.
+  const { rows } = await pool.query<Claimed>(
     `INSERT INTO "IdempotencyKey" ("userId", key, operation, fingerprint, owner, "lockedUntil")
      VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
      ON CONFLICT ("userId", key) DO UPDATE
@@ -49,7 +55,7 @@ export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | K
        WHERE "IdempotencyKey"."createdAt" < now() - $7 * interval '1 hour'
           OR ("IdempotencyKey".outcome IS NULL AND "IdempotencyKey"."lockedUntil" < now()
               AND "IdempotencyKey".fingerprint = EXCLUDED.fingerprint)
-     RETURNING "createdAt" AS since`,
+     RETURNING "createdAt" AS since, "createdAt" <> now()::timestamptz(3) AS resumed`,
     [
       claim.userId,
       claim.key,
@@ -60,7 +66,7 @@ export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | K
       IDEMPOTENCY_TTL_HOURS,
     ],
   );
-  if (rows[0]) return { since: rows[0].since };
+  if (rows[0]) return rows[0];
   return readKey(pool, claim.userId, claim.key);
 }
 

@@ -45,7 +45,7 @@ export function createRunsOperations(deps: OperationDeps) {
     // request's gateway died after admitting the turn, before storing the answer, finds that turn
     // (the dispatcher starts it if nothing did) instead of admitting a second one.
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
-    const earlier = runId && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
+    const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
     if (runId && earlier) return { ...earlier, runId, status: 'queued' };
     const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
     let admitted: AdmittedTurn;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { claimKey } from '../../core/idempotency/store';
 import { startReconciler } from '../../operations/runs';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
@@ -261,6 +262,29 @@ describe('Idempotency-Key', function () {
     assert.equal(prediction.created.filter((c) => JSON.stringify(c.body).includes(key)).length, 1);
     assert.equal(await count('ToolCall'), 1);
     assert.equal(await count('CreditLedgerEntry'), 1);
+  });
+
+  it("names a key's use: a fresh claim is a new use, a dead holder's taken over is the same use, resumed", async () => {
+    const { db } = await testStack();
+    const claim = {
+      userId: user.userId,
+      key: randomUUID(),
+      operation: 'sendTurn',
+      fingerprint: 'f',
+      owner: randomUUID(),
+      leaseMs: 60_000,
+    };
+    const fresh = await claimKey(db.pool, claim);
+    assert.ok(fresh && 'since' in fresh);
+    assert.equal(fresh.resumed, false);
+    await db.pool.query(
+      `UPDATE "IdempotencyKey" SET "lockedUntil" = now() - interval '1 second' WHERE "userId" = $1 AND key = $2`,
+      [user.userId, claim.key],
+    );
+    const taken = await claimKey(db.pool, { ...claim, owner: randomUUID() });
+    assert.ok(taken && 'since' in taken);
+    assert.equal(taken.resumed, true);
+    assert.equal(taken.since.getTime(), fresh.since.getTime());
   });
 
   it('admits a send once when its first gateway died after admitting it, before storing the answer', async () => {
