@@ -40,6 +40,8 @@ export function createRunsOperations(deps: OperationDeps) {
    * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
    * workflow is started (or left to the dispatcher when Temporal cannot take it now).
    */
+  /** Starts still going after their sends were answered; each ends by its own deadline. */
+  const startsInFlight = new Set<Promise<string | null>>();
   const sendTurn = async (caller: Caller, input: SendTurnInput, keyed?: KeyUse): Promise<QueuedTurn> => {
     // A keyed send's run id is named by the user and this use of the key: a retry whose first
     // request's gateway died after admitting the turn, before storing the answer, finds that turn
@@ -63,6 +65,8 @@ export function createRunsOperations(deps: OperationDeps) {
       deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
       return null;
     });
+    startsInFlight.add(starting);
+    void starting.finally(() => startsInFlight.delete(starting));
     const triggerRunId = await Promise.race([
       starting,
       new Promise<null>((resolve) => setTimeout(() => resolve(null), START_WAIT_MS).unref()),
@@ -96,8 +100,15 @@ export function createRunsOperations(deps: OperationDeps) {
       return openRunStream(deps, eventHub, liveStates, { userId: caller.userId, ...ids }, input);
     },
 
-    /** Closes the one connection the process's streams listen on. */
-    closeStreams: () => eventHub.close(),
+    /**
+     * Lets the starts still in flight end (a stop must not close the Temporal connection under a
+     * start whose retry is pending: it would throw from its timer), then closes the one connection
+     * the process's streams listen on.
+     */
+    async close(): Promise<void> {
+      await Promise.all(startsInFlight);
+      await eventHub.close();
+    },
 
     /** Cancels the run (see requestCancel) and answers its snapshot as it now stands. */
     async cancelRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {

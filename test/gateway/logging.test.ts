@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../core/logging/logger';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
+import { memoryStream } from '../support/log-sink';
 import { waitFor } from '../support/wait';
 
 /** A pino destination that keeps every line in memory. */
-function memoryStream() {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
 describe('request logging', () => {
   let gateway: TestGateway;
   const sink = memoryStream();

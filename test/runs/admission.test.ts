@@ -4,6 +4,8 @@ import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startTcpProxy } from '../support/tcp-proxy';
+import { createLogger } from '../../core/logging/logger';
+import { memoryStream } from '../support/log-sink';
 import { waitFor } from '../support/wait';
 import { startDispatcher } from '../../operations/runs';
 import { admitTurn } from '../../operations/runs/admission';
@@ -277,6 +279,34 @@ describe('turn admission', () => {
       await cut.close();
       await proxy.close();
     }
+  });
+
+  it('stops with a send still starting its workflow: the start ends before the Temporal connection closes', async () => {
+    const stack = await testStack();
+    const proxy = await startTcpProxy(stack.temporalAddress);
+    const log = memoryStream();
+    const cut = await startGateway({
+      config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }),
+      temporalAddress: proxy.address,
+      deps: { logger: createLogger({ level: 'warn', name: 'gateway-stop-test' }, log.stream) },
+    });
+    try {
+      await proxy.down();
+      const res = await fetch(`${cut.url}/api/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.bearer },
+        body: JSON.stringify({ text: 'sent just before a stop' }),
+      });
+      assert.equal(res.status, 202);
+      const turn = (await res.json()) as { runId: string; triggerRunId: string | null };
+      assert.equal(turn.triggerRunId, null, 'the start is still retrying');
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
+    // The stop waited for the start to give up (its deadline), leaving the run to a dispatcher:
+    // closing the connection under its pending retry would have thrown from the retry's timer.
+    assert.match(log.text(), /run not started yet/);
   });
 
   const storedFiles = async (): Promise<string[]> =>
