@@ -17,16 +17,29 @@ export async function portProblem(port: number, host: string): Promise<string | 
   return `port ${port} is in use by ${holder ? describeProcess(holder) : 'a process of another user'}`;
 }
 
-/** A loopback port free at this moment (the OS's pick): a probe, not a reservation. */
+/** The ports freePort has answered in this process, none of which it answers again. */
+const handedOut = new Set<number>();
+
+/**
+ * A loopback port free at this moment (the OS's pick): a probe, not a reservation. Never one this
+ * process was handed before: the OS may pick a port again as soon as the probe lets it go, and two
+ * settings asked for one after the other (a server's port and its UI's) must not meet.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port: picked } = server.address() as AddressInfo;
+        server.close(() => resolve(picked));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /**
