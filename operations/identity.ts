@@ -27,6 +27,7 @@ import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
 import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
+import { ANY_ID, type NotificationHub } from '../core/db/notification-hub';
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
 const DAY_SECONDS = 24 * 3600;
@@ -40,6 +41,15 @@ const HASHER_BUSY_RETRY_SECONDS = 1;
 type UserDto = ReturnType<typeof toUserDto>;
 type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
+/**
+ * How long the caller of a checked API key is remembered for the answers a gateway gives from
+ * memory (rememberedCaller). A revoked or deleted key is forgotten at once by every gateway
+ * (migration api_key_notify); this bounds the rest.
+ */
+const KEY_MEMORY_MS = 30_000;
+/** Past this many remembered keys, the oldest is forgotten. */
+const KEY_MEMORY_MAX = 10_000;
+
 /** What a call's counters stand at: for the RateLimit headers of its answer. */
 export interface RateLimitState {
   limit: number;
@@ -48,8 +58,22 @@ export interface RateLimitState {
 }
 
 /** Accounts, sessions and API keys. */
-export function createIdentityOperations(deps: OperationDeps) {
+export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
   const { config, db } = deps;
+  // Callers of API keys checked lately, by key hash. Any key's revocation (rare: a person does it)
+  // or a change of the listening connection forgets them all; `generation` tells a check that
+  // began before such a change not to remember what it read.
+  const keys = new Map<string, { userId: string; apiKeyId: string; until: number }>();
+  let generation = 0;
+  let watchingKeys = false;
+  const watchKeys = () => {
+    if (watchingKeys) return;
+    watchingKeys = true;
+    hub.subscribe('api_keys', ANY_ID, () => {
+      generation++;
+      keys.clear();
+    });
+  };
   // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
   // one client guessing at one account is locked out, with a backoff, while the owner signing in
   // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
@@ -194,6 +218,9 @@ export function createIdentityOperations(deps: OperationDeps) {
     async revokeApiKey(caller: Caller, keyId: string): Promise<void> {
       if (!(await revokeApiKey(db, caller.userId, keyId)))
         throw new NotFoundError('KEY_NOT_FOUND', 'No such API key.');
+      // Every gateway forgets it when the notification comes; this one before it answers.
+      generation++;
+      keys.clear();
     },
 
     /**
@@ -208,12 +235,16 @@ export function createIdentityOperations(deps: OperationDeps) {
     ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
       if (!key || !API_KEY_PATTERN.test(key)) throw new UnauthorizedError('A valid API key is required.');
       const now = Date.now();
-      const row = await checkApiKey(db, {
-        keyHash: hashToken(key),
-        counters: limits.map((l) => l.name),
-        now,
-      });
+      const keyHash = hashToken(key);
+      watchKeys();
+      const before = hub.listening() ? generation : -1;
+      const row = await checkApiKey(db, { keyHash, counters: limits.map((l) => l.name), now });
       if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
+      if (before === generation) {
+        keys.delete(keyHash);
+        if (keys.size >= KEY_MEMORY_MAX) keys.delete(keys.keys().next().value as string);
+        keys.set(keyHash, { userId: row.userId, apiKeyId: row.id, until: now + KEY_MEMORY_MS });
+      }
       let tightest: RateLimitState | undefined;
       for (const limit of limits) {
         const counter = row.counters.find((c) => c.name === limit.name);
@@ -228,6 +259,18 @@ export function createIdentityOperations(deps: OperationDeps) {
         caller: { userId: row.userId, apiKeyId: row.id, via },
         ...(tightest ? { rateLimit: tightest } : {}),
       };
+    },
+
+    /**
+     * The caller of an API key this gateway checked lately, if it is still good (see
+     * KEY_MEMORY_MS); else undefined, and the caller is to be checked with authenticateApiKey.
+     * Counts nothing: only an answer given from memory, which reads nothing, may rest on it.
+     */
+    rememberedCaller(key: string | undefined, via: Caller['via']): Caller | undefined {
+      if (!key || !hub.listening()) return undefined;
+      const known = keys.get(hashToken(key));
+      if (!known || known.until <= Date.now()) return undefined;
+      return { userId: known.userId, apiKeyId: known.apiKeyId, via };
     },
 
     /** The caller of a session cookie's token. */

@@ -1,3 +1,4 @@
+import { createNotificationHub } from '../core/db/notification-hub';
 import { createChatsOperations } from './chats';
 import type { OperationDeps } from './deps';
 import { createFilesOperations } from './files';
@@ -18,9 +19,11 @@ export type { Caller, OperationDeps } from './deps';
  * typed result or the AppError it throws; none holds logic of its own.
  */
 export function createOperations(deps: OperationDeps) {
-  const runs = createRunsOperations(deps);
+  // The one LISTEN connection of the process: run streams, remembered polls and API keys.
+  const hub = createNotificationHub({ url: deps.config.DATABASE_URL, logger: deps.logger });
+  const runs = createRunsOperations(deps, hub);
   return {
-    identity: createIdentityOperations(deps),
+    identity: createIdentityOperations(deps, hub),
     oauth: createOAuthOperations(deps),
     chats: createChatsOperations(deps, runs),
     runs,
@@ -31,6 +34,11 @@ export function createOperations(deps: OperationDeps) {
     health: createHealthOperations(deps),
     /** The per-key counters public calls consume, whatever the transport. */
     limits: keyLimits(deps.config),
+    /** Lets sends' workflow starts end, then closes the listening connection. */
+    async close(): Promise<void> {
+      await runs.close();
+      await hub.close();
+    },
   };
 }
 

@@ -45,7 +45,7 @@ export async function startGateway(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await gateway.ops.runs.close();
+      await gateway.ops.close();
       await temporal.connection.close();
     },
   };

@@ -57,6 +57,11 @@ export interface AgentRunState {
   activity?: string;
 }
 
+/** The `activity` of a run in a model step, as the workflow reports it (and a snapshot shows it). */
+export const modelStepActivity = (step: number) => `model step ${step}`;
+/** The `activity` of a run waiting on its plan's decision. */
+export const PLAN_WAIT_ACTIVITY = 'waiting for plan approval';
+
 /** Sent by the waitpoint route once it has claimed the waitpoint's decision in the database. */
 export const planDecisionSignal = defineSignal<[PlanDecision]>('planDecision');
 

@@ -21,8 +21,10 @@ import type { ContentBlock } from '../core/schemas/runs';
 import { MODEL_STEP, RUN_BOOKKEEPING, TOOL_CALL } from './activity-options';
 import {
   MAX_MODEL_STEPS,
+  PLAN_WAIT_ACTIVITY,
   TURN_V2_PATCH,
   appendText,
+  modelStepActivity,
   planDecisionSignal,
   runStateQuery,
   type AgentRunInput,
@@ -145,8 +147,8 @@ class Turn {
     let planApproved = !this.input.planMode;
     for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
       this.live.step = step;
-      this.report('RUNNING', `model step ${step}`);
-      const result = await steps.agentStep.executeWithOptions({ summary: `model step ${step}` }, [
+      this.report('RUNNING', modelStepActivity(step));
+      const result = await steps.agentStep.executeWithOptions({ summary: modelStepActivity(step) }, [
         {
           runId: this.input.runId,
           step,
@@ -181,7 +183,7 @@ class Turn {
   /** Waits for the plan's decision; answers how the run ends when it is not an approval. */
   private async awaitPlan(waitpointId: string): Promise<Ending | undefined> {
     this.live.pendingWaitpointId = waitpointId;
-    this.report('WAITING', 'waiting for plan approval');
+    this.report('WAITING', PLAN_WAIT_ACTIVITY);
     const decided = await condition(() => this.decisions.has(waitpointId), this.input.planApprovalTimeoutMs);
     // The route claims a decision in the database before it signals, so when the timer fires
     // first the database still has the last word: a decision claimed a moment earlier counts.

@@ -64,7 +64,7 @@ onShutdown(async () => {
   operatorServer.close();
   await dispatcher.stop();
   await reconciler.stop();
-  await ops.runs.close();
+  await ops.close();
   await temporal.connection.close();
   await db.close();
   await tracing?.shutdown();

@@ -39,3 +39,11 @@ export async function fileHash(path: string): Promise<string> {
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
+
+/**
+ * The weak ETag of a JSON answer's text: equal texts, equal tags. One definition, so a tag the
+ * gateway remembers for a poll is the one the route sent.
+ */
+export function weakEtag(json: string): string {
+  return `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+}

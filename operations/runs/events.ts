@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../core/errors/app-error';
-import type { RunEventHub } from '../../core/runs/event-hub';
+import type { NotificationHub } from '../../core/db/notification-hub';
 import { explainRunMiss, selectRunEvents, type RunEventRow, type RunScope } from '../../core/runs/store';
 import {
   TERMINAL_RUN_STATUSES,
@@ -46,7 +46,7 @@ function toStreamEvent(row: RunEventRow): RunStreamEvent {
  */
 export async function openRunStream(
   deps: OperationDeps,
-  hub: RunEventHub,
+  hub: NotificationHub,
   liveStates: LiveStates,
   scope: RunScope,
   input: OpenStreamInput,
@@ -54,7 +54,7 @@ export async function openRunStream(
   let woken = false;
   let wakeUp: (() => void) | undefined;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
-  const unsubscribe = hub.subscribe(scope.runId, () => {
+  const unsubscribe = hub.subscribe('run_events', scope.runId, () => {
     woken = true;
     wakeUp?.();
   });

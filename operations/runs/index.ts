@@ -9,7 +9,9 @@ import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
 import { openRunStream, type OpenStreamInput } from './events';
 import { createLiveStates, loadSnapshot } from './snapshot';
-import { createRunEventHub } from '../../core/runs/event-hub';
+import type { NotificationHub } from '../../core/db/notification-hub';
+import { weakEtag } from '../../core/hashing/canonical';
+import { createPollMemory } from './poll-memory';
 import { startRun } from './start';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
@@ -33,8 +35,9 @@ export interface SendTurnInput {
 }
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
-export function createRunsOperations(deps: OperationDeps) {
+export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
   const liveStates = createLiveStates(deps);
+  const polls = createPollMemory(hub);
   /**
    * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
    * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
@@ -80,7 +83,6 @@ export function createRunsOperations(deps: OperationDeps) {
     };
   };
 
-  const eventHub = createRunEventHub({ url: deps.config.DATABASE_URL, logger: deps.logger });
   return {
     /** Queues a turn, once per Idempotency-Key (see idempotent). */
     sendTurn: idempotent(deps, 'sendTurn', {
@@ -95,25 +97,41 @@ export function createRunsOperations(deps: OperationDeps) {
       return loadSnapshot(deps, liveStates, { userId: caller.userId, ...ids });
     },
 
+    /**
+     * A poll: the snapshot and its ETag, which this gateway remembers (see createPollMemory) so
+     * the caller's next conditional poll of an unchanged run is answered without a read.
+     */
+    pollRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<{ snapshot: RunSnapshot; etag: string }> {
+      const scope = { userId: caller.userId, ...ids };
+      return polls.read(scope, async () => {
+        const snapshot = await loadSnapshot(deps, liveStates, scope);
+        return { snapshot, etag: weakEtag(JSON.stringify(snapshot)) };
+      });
+    },
+
+    /** The ETag of the caller's last poll of the run while nothing changed since; else undefined. */
+    unchangedRun(caller: Caller, ids: Omit<RunScope, 'userId'>): string | undefined {
+      return polls.unchanged({ userId: caller.userId, ...ids });
+    },
+
     /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
     streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
-      return openRunStream(deps, eventHub, liveStates, { userId: caller.userId, ...ids }, input);
+      return openRunStream(deps, hub, liveStates, { userId: caller.userId, ...ids }, input);
     },
 
     /**
-     * Lets the starts still in flight end (a stop must not close the Temporal connection under a
-     * start whose retry is pending: it would throw from its timer), then closes the one connection
-     * the process's streams listen on.
+     * Lets the starts still in flight end: a stop must not close the Temporal connection under a
+     * start whose retry is pending (it would throw from its timer).
      */
     async close(): Promise<void> {
       await Promise.all(startsInFlight);
-      await eventHub.close();
     },
 
     /** Cancels the run (see requestCancel) and answers its snapshot as it now stands. */
     async cancelRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
       const scope = { userId: caller.userId, ...ids };
       await requestCancel(deps, scope);
+      polls.forget(ids);
       return loadSnapshot(deps, liveStates, scope);
     },
 
@@ -122,11 +140,19 @@ export function createRunsOperations(deps: OperationDeps) {
       ids: Omit<RunScope, 'userId'> & { waitpointId: string },
       decision: PlanDecisionInput,
     ): Promise<WaitpointDto> {
-      return toWaitpointDto(await decideWaitpoint(deps, { userId: caller.userId, ...ids }, decision, caller));
+      const waitpoint = await decideWaitpoint(deps, { userId: caller.userId, ...ids }, decision, caller);
+      polls.forget(ids);
+      return toWaitpointDto(waitpoint);
     },
 
-    /** Deleting a chat stops its work: its active run, if any, is cancelled. */
-    cancelActiveRunOfChat: (chatId: string) => cancelActiveRunOfChat(deps, chatId),
+    /**
+     * Deleting a chat stops its work: its active run, if any, is cancelled, and no poll of its runs
+     * is answered from this gateway's memory.
+     */
+    cancelActiveRunOfChat: (chatId: string) => {
+      polls.forget({ chatId });
+      return cancelActiveRunOfChat(deps, chatId);
+    },
   };
 }
 

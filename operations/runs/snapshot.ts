@@ -7,7 +7,13 @@ import {
 } from '../../core/runs/store';
 import { TERMINAL_RUN_STATUSES, toRunSnapshot, type RunSnapshot } from '../../core/schemas/runs';
 import { refreshFileUrls } from '../../core/storage/signing';
-import { agentWorkflowId, runStateQuery, type AgentRunState } from '../../workflows/agent.contract';
+import {
+  agentWorkflowId,
+  modelStepActivity,
+  PLAN_WAIT_ACTIVITY,
+  runStateQuery,
+  type AgentRunState,
+} from '../../workflows/agent.contract';
 import type { OperationDeps } from '../deps';
 
 /** A live query must not hold up a poll: past this, the tables alone answer. */
@@ -87,10 +93,12 @@ export async function loadSnapshotAt(
   const live =
     snapshot.status !== 'QUEUED' && !(TERMINAL_RUN_STATUSES as readonly string[]).includes(snapshot.status);
   if (live && snapshot.triggerRunId) {
-    const state = await liveStates(
-      { runId: snapshot.id, chatId: ids.chatId, triggerRunId: snapshot.triggerRunId },
-      row.live,
-    );
+    const state =
+      evidentState(snapshot) ??
+      (await liveStates(
+        { runId: snapshot.id, chatId: ids.chatId, triggerRunId: snapshot.triggerRunId },
+        row.live,
+      ));
     // The tables have the status (every change of it is a statement); the workflow knows its step
     // as soon as it schedules one, a moment before the step's first write.
     if (state) {
@@ -99,6 +107,26 @@ export async function loadSnapshotAt(
     }
   }
   return { snapshot, eventSeq };
+}
+
+/**
+ * What the tables alone say a live run's workflow is doing, where they leave no doubt, so the
+ * workflow need not be asked: waiting on its plan (a plan opens at step 1, and the run stays
+ * WAITING until it is decided), or in its first model step with nothing else begun (no tool call,
+ * no plan): a plain turn is never queried. Otherwise undefined: the workflow knows a step it has
+ * scheduled a moment before the step writes anything.
+ */
+function evidentState(snapshot: RunSnapshot): LiveState | undefined {
+  if (snapshot.status === 'WAITING' && snapshot.waitpoints.some((w) => w.status === 'PENDING'))
+    return { step: Math.max(1, snapshot.currentStep), activity: PLAN_WAIT_ACTIVITY };
+  if (
+    snapshot.status === 'RUNNING' &&
+    snapshot.currentStep <= 1 &&
+    !snapshot.toolCalls.length &&
+    !snapshot.waitpoints.length
+  )
+    return { step: 1, activity: modelStepActivity(1) };
+  return undefined;
 }
 
 async function liveState(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import type { Config } from '../../core/config/config';
 import { createTemporalClient } from '../../core/temporal/connection';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
@@ -20,11 +21,12 @@ describe('polling a run', function () {
   let worker: TestWorker;
   const queries: string[] = [];
   const model = new ScriptedModel([]);
+  let config: Config;
 
   before(async () => {
     const stack = await testStack();
     // Polling as fast as it can for seconds is the point here, not the API's rate limit.
-    const config = stack.config({
+    config = stack.config({
       TEMPORAL_TASK_QUEUE: `polls-${randomUUID()}`,
       API_RATE_LIMIT_PER_MINUTE: '1000000',
     });
@@ -55,15 +57,14 @@ describe('polling a run', function () {
 
   it('asks the workflow at most once a second for polls over two gateways, and answers 304 while nothing changes', async () => {
     const user = await createTestUser();
-    model.replies.push({ text: 'A long answer, streamed in two halves.', toolCalls: [] });
-    model.holdAfterFirstHalf();
-    const sent = await fetch(`${gateways[0]!.url}/api/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...user.bearer },
-      body: JSON.stringify({ text: 'hello' }),
-    });
-    const turn = (await sent.json()) as { chatId: string; runId: string };
-    const path = `/api/v1/chats/${turn.chatId}/runs/${turn.runId}`;
+    // A tool turn held in its second model step: the tables cannot tell that step from the tool
+    // before it (see evidentState), so a poll needs the workflow's own view.
+    model.replies.push(
+      { text: 'Drawing.', toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }] },
+      { text: 'A long answer, streamed in two halves.', toolCalls: [] },
+    );
+    model.holdAfterFirstHalf(1);
+    const { path } = await sendTurn(user, { text: 'hello' });
     let next = 0;
     // Each poll goes to the other gateway than the one before.
     const poll = (headers: Record<string, string> = {}) =>
@@ -71,9 +72,9 @@ describe('polling a run', function () {
     const first = await waitFor(async () => {
       const res = await poll();
       const body = (await res.json()) as { status: string; text: string; activity: string | null };
-      return body.status === 'RUNNING' && body.text && body.activity ? { res, body } : undefined;
+      return body.status === 'RUNNING' && body.text.includes('A long') ? { res, body } : undefined;
     });
-    assert.equal(first.body.activity, 'model step 1');
+    assert.equal(first.body.activity, 'model step 2');
     const etag = first.res.headers.get('etag');
     assert.ok(etag, 'a snapshot carries an ETag');
 
@@ -103,5 +104,197 @@ describe('polling a run', function () {
       return body.status === 'COMPLETE' ? res : undefined;
     });
     assert.equal(done.status, 200, 'a changed run answers in full');
+  });
+
+  it('never asks the workflow of a plain turn in its model step, nor of a run waiting on its plan', async () => {
+    const user = await createTestUser();
+    model.replies.push({ text: 'A long answer, streamed in two halves.', toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const send = async (body: Record<string, unknown>) => (await sendTurn(user, body)).path;
+    const watch = async (
+      path: string,
+      until: (s: { status: string; activity: string | null }) => boolean,
+    ) => {
+      const snapshot = await waitFor(async () => {
+        const body = (await (await fetch(`${gateways[0]!.url}${path}`, { headers: user.bearer })).json()) as {
+          status: string;
+          activity: string | null;
+          currentStep: number;
+        };
+        return until(body) ? body : undefined;
+      });
+      // Polls through both gateways for over a second, long past the live view's age.
+      queries.splice(0);
+      const started = Date.now();
+      while (Date.now() - started < 1_200)
+        for (const gateway of gateways) {
+          const body = (await (await fetch(`${gateway.url}${path}`, { headers: user.bearer })).json()) as {
+            activity: string | null;
+          };
+          assert.equal(body.activity, snapshot.activity);
+        }
+      assert.deepEqual(queries, []);
+      return snapshot;
+    };
+    const plain = await send({ text: 'hello' });
+    const running = await watch(plain, (s) => s.status === 'RUNNING');
+    assert.equal(running.activity, 'model step 1');
+    assert.equal(running.currentStep, 1);
+    model.release();
+
+    model.replies.push({
+      text: 'The plan.',
+      toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],
+    });
+    const planned = await send({ text: 'draw', planMode: true });
+    const waiting = await watch(planned, (s) => s.status === 'WAITING');
+    assert.equal(waiting.activity, 'waiting for plan approval');
+    assert.equal(waiting.currentStep, 1);
+  });
+
+  /** Sends a turn through the first gateway: its ids and its snapshot's path. */
+  async function sendTurn(user: { bearer: Record<string, string> }, body: Record<string, unknown>) {
+    const sent = await fetch(`${gateways[0]!.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify(body),
+    });
+    const turn = (await sent.json()) as { chatId: string; runId: string };
+    return { ...turn, path: `/api/v1/chats/${turn.chatId}/runs/${turn.runId}` };
+  }
+
+  /** Sends a turn through the first gateway and waits, there, for it to complete. */
+  async function completedTurn(user: { bearer: Record<string, string> }) {
+    const turn = await sendTurn(user, { text: 'hello' });
+    await waitFor(async () => {
+      const res = await fetch(`${gateways[0]!.url}${turn.path}`, { headers: user.bearer });
+      return ((await res.json()) as { status: string }).status === 'COMPLETE' ? true : undefined;
+    });
+    return turn;
+  }
+
+  it('answers a conditional poll of an unchanged run from memory, without counting it against the key', async () => {
+    const limited = await startGateway({ config: { ...config, API_RATE_LIMIT_PER_MINUTE: 60 } });
+    try {
+      const user = await createTestUser();
+      const { path } = await completedTurn(user);
+      // The key's count is shared by every gateway: the turn above used some of it.
+      const remaining = (res: Response) => Number(res.headers.get('ratelimit-remaining'));
+      const full = await fetch(`${limited.url}${path}`, { headers: user.bearer });
+      assert.equal(full.status, 200);
+      const left = remaining(full);
+      assert.ok(left > 2, `${left} left`);
+      const etag = full.headers.get('etag') as string;
+      // More conditional polls than the key has calls left: each told 304. One answered from
+      // memory carries no RateLimit headers and is not counted; one that read (the gateway's
+      // first, before it listened, and one a second after, when the answer it remembers expires)
+      // says so and is.
+      let counted = 0;
+      for (let i = 0; i < left + 10; i++) {
+        const res = await fetch(`${limited.url}${path}`, {
+          headers: { ...user.bearer, 'if-none-match': etag },
+        });
+        assert.equal(res.status, 304, `poll ${i}`);
+        assert.equal(res.headers.get('etag'), etag);
+        if (res.headers.has('ratelimit-remaining')) counted++;
+      }
+      assert.ok(counted <= (left + 10) / 4, `${counted} of ${left + 10} polls read`);
+      const after = await fetch(`${limited.url}${path}`, { headers: user.bearer });
+      assert.equal(after.status, 200);
+      assert.equal(remaining(after), left - 1 - counted);
+      // A poll without the ETag, or with another, is an ordinary call.
+      const other = await fetch(`${limited.url}${path}`, {
+        headers: { ...user.bearer, 'if-none-match': 'W/"x"' },
+      });
+      assert.equal(other.status, 200);
+      assert.equal(remaining(other), left - 2 - counted);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('answers in full as soon as the run changes, on every gateway', async () => {
+    const user = await createTestUser();
+    const { runId, path } = await completedTurn(user);
+    const { db } = await testStack();
+    for (const gateway of gateways) {
+      const etag = (await fetch(`${gateway.url}${path}`, { headers: user.bearer })).headers.get(
+        'etag',
+      ) as string;
+      const conditional = () =>
+        fetch(`${gateway.url}${path}`, { headers: { ...user.bearer, 'if-none-match': etag } });
+      assert.equal((await conditional()).status, 304);
+      // Written behind the gateway's back, as the worker writes: the run_events trigger announces
+      // it. A gateway missing the notification would go on answering 304 for the rest of the
+      // second it remembers an answer; the change must show well within it.
+      await db.pool.query(`UPDATE "Run" SET text = text || '!' WHERE id = $1`, [runId]);
+      const changed = await waitFor(
+        async () => {
+          const res = await conditional();
+          return res.status === 304 ? undefined : res;
+        },
+        { timeoutMs: 500, intervalMs: 10, what: 'the change to show' },
+      );
+      assert.equal(changed.status, 200);
+      assert.match(((await changed.json()) as { text: string }).text, /!$/);
+    }
+  });
+
+  it('never answers from memory for another user, a deleted chat or a revoked key', async () => {
+    const [gateway, twin] = gateways as [TestGateway, TestGateway];
+    const user = await createTestUser();
+    const stranger = await createTestUser();
+    const { path } = await completedTurn(user);
+    const remembered = async (on: TestGateway, who = user) => {
+      const etag = (await fetch(`${on.url}${path}`, { headers: user.bearer })).headers.get('etag') as string;
+      const res = await fetch(`${on.url}${path}`, { headers: { ...who.bearer, 'if-none-match': etag } });
+      return res.status;
+    };
+    assert.equal(await remembered(gateway), 304);
+    assert.equal(await remembered(gateway, stranger), 404);
+
+    // Revoked through one gateway: that one refuses the key's very next poll, and the other
+    // forgets the key when the notification comes, long before it would have on its own.
+    assert.equal(await remembered(twin), 304);
+    const keyId = user.apiKeyId;
+    assert.equal(
+      (
+        await fetch(`${gateway.url}/api/keys/${keyId}`, {
+          method: 'DELETE',
+          headers: { cookie: user.cookie },
+        })
+      ).status,
+      204,
+    );
+    const etag = 'W/"any"';
+    assert.equal(
+      (await fetch(`${gateway.url}${path}`, { headers: { ...user.bearer, 'if-none-match': etag } })).status,
+      401,
+    );
+    await waitFor(async () => (twin.ops.identity.rememberedCaller(user.apiKey, 'rest') ? undefined : true), {
+      timeoutMs: 2_000,
+      what: 'the other gateway to forget the revoked key',
+    });
+
+    const owner = await createTestUser();
+    const second = await completedTurn(owner);
+    const ownerPath = second.path;
+    const tag = (await fetch(`${gateway.url}${ownerPath}`, { headers: owner.bearer })).headers.get(
+      'etag',
+    ) as string;
+    assert.equal(
+      (
+        await fetch(`${gateway.url}/api/v1/chats/${second.chatId}`, {
+          method: 'DELETE',
+          headers: owner.bearer,
+        })
+      ).status,
+      204,
+    );
+    assert.equal(
+      (await fetch(`${gateway.url}${ownerPath}`, { headers: { ...owner.bearer, 'if-none-match': tag } }))
+        .status,
+      404,
+    );
   });
 });

@@ -9,10 +9,13 @@ export class ScriptedModel implements ModelProvider {
   readonly calls: ModelRequest['messages'][] = [];
   private gate: Promise<void> | undefined;
   private open: (() => void) | undefined;
+  private holdFrom = 0;
 
   constructor(readonly replies: ModelReply[]) {}
 
-  holdAfterFirstHalf(): void {
+  /** From the call after the next `skip` on, each reply waits after its first half for release(). */
+  holdAfterFirstHalf(skip = 0): void {
+    this.holdFrom = this.calls.length + skip;
     this.gate = new Promise((resolve) => (this.open = resolve));
   }
 
@@ -25,7 +28,7 @@ export class ScriptedModel implements ModelProvider {
     const reply = this.replies.shift() ?? { text: 'done', toolCalls: [] };
     const half = Math.ceil(reply.text.length / 2);
     request.onText(reply.text.slice(0, half));
-    if (this.gate) {
+    if (this.gate && this.calls.length > this.holdFrom) {
       const aborted = new Promise<never>((_, reject) =>
         request.signal.addEventListener('abort', () => reject(new Error('cancelled')), { once: true }),
       );

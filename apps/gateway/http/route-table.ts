@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
+import { weakEtag } from '../../../core/hashing/canonical';
 import { addLogContext } from '../../../core/logging/context';
 import { activeRunSchema } from '../../../core/schemas/runs';
 import type { KeyLimit } from '../../../operations/limits';
@@ -44,6 +44,11 @@ export interface RouteSpec<S extends RequestSchema> {
   keyLimits?: KeyLimit[];
   /** Runs after authentication and before validation (multer for uploads). */
   before?: RequestHandler[];
+  /**
+   * Runs before authentication and may answer on its own (a conditional poll the gateway knows to
+   * be unchanged); calls next() otherwise. It must authenticate whatever it answers.
+   */
+  shortcut?: RequestHandler;
   responses: Record<
     number,
     {
@@ -213,8 +218,9 @@ export class RouteTable {
       const json = JSON.stringify(result.body);
       if (req.method === 'GET' && result.status === 200) {
         // A poller that sends back the ETag of what it has is told, in a few bytes, that nothing
-        // changed (see conditional.ts on why not Express's own check).
-        const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+        // changed (see conditional.ts on why not Express's own check). An operation that names the
+        // tag itself (it remembers it, see pollRun) computed it from these very bytes.
+        const etag = result.headers?.etag ?? weakEtag(json);
         res.setHeader('etag', etag);
         const ifNoneMatch = req.get('if-none-match');
         if (ifNoneMatch !== undefined && noneMatch(ifNoneMatch, etag)) return void res.status(304).end();
@@ -223,7 +229,8 @@ export class RouteTable {
     };
     // Only a route that takes JSON reads a JSON body: any other ignores what it was sent.
     const json = spec.request.body && spec.bodyMediaType === undefined ? [jsonBody] : [];
-    this.router[spec.method](path, ...guards, ...json, ...(spec.before ?? []), handler);
+    const shortcut = spec.shortcut ? [spec.shortcut] : [];
+    this.router[spec.method](path, ...shortcut, ...guards, ...json, ...(spec.before ?? []), handler);
   }
 
   /**

@@ -8,6 +8,10 @@ import { setAuth } from '../http/auth-context';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
+/** The token of `Authorization: Bearer …`, if the header has that form. */
+export const bearerToken = (req: Request): string | undefined =>
+  BEARER.exec(req.headers.authorization ?? '')?.[1];
+
 /**
  * The caller of `Authorization: Bearer svck_live_…` (session cookies are not accepted), counted
  * against `limits`; the tightest counter's RateLimit headers go on the answer. REST and MCP alike.
@@ -19,7 +23,7 @@ export async function bearerCaller(
   limits: readonly KeyLimit[],
   via: Caller['via'],
 ): Promise<Caller> {
-  const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
+  const key = bearerToken(req);
   const { caller, rateLimit } = await ops.identity.authenticateApiKey(key, limits, via);
   if (rateLimit) {
     for (const [name, value] of Object.entries(

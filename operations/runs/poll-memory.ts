@@ -1,0 +1,107 @@
+import type { NotificationHub } from '../../core/db/notification-hub';
+import type { RunScope } from '../../core/runs/store';
+
+/**
+ * How long a poll's answer may stand for the next conditional poll without a read: as long as the
+ * workflow's live view in a snapshot (LIVE_STATE_TTL_MS). Changes the live stream announces (text,
+ * status, tool calls, waitpoints) end it at once; the rest a snapshot shows (webhook deliveries'
+ * progress, the workflow's step, a deleted chat) shows up within this.
+ */
+export const REMEMBER_MS = 1_000;
+/** Past this many remembered runs, the stale ones are dropped on the next remember. */
+const SWEEP_ABOVE = 10_000;
+
+interface Remembered {
+  userId: string;
+  chatId: string;
+  etag: string;
+  until: number;
+  /** Set by a notification for the run, or by the listening connection changing. */
+  changed: boolean;
+  stop(): void;
+}
+
+/**
+ * What this gateway last answered for each polled run, kept only while the database says (by the
+ * run_events notifications) that nothing changed: a client polling a run every few milliseconds
+ * with `If-None-Match` is told 304 from memory, and only a change, or the second passing, costs a
+ * read. Per process; nothing is shared, so any gateway may serve any poll.
+ */
+export function createPollMemory(hub: NotificationHub) {
+  const runs = new Map<string, Remembered>();
+
+  const drop = (runId: string, entry: Remembered) => {
+    entry.stop();
+    if (runs.get(runId) === entry) runs.delete(runId);
+  };
+
+  const sweep = (now: number) => {
+    for (const [runId, entry] of runs) if (entry.changed || entry.until <= now) drop(runId, entry);
+  };
+
+  return {
+    /**
+     * Reads a run's answer with `load` and remembers its ETag for the caller. The run is watched
+     * from before the read, so a change committed after the read began keeps nothing; so does a
+     * read begun while the hub is not listening.
+     */
+    async read<T extends { etag: string }>(scope: RunScope, load: () => Promise<T>): Promise<T> {
+      const entry: Remembered = {
+        userId: scope.userId,
+        chatId: scope.chatId,
+        etag: '',
+        until: 0,
+        changed: !hub.listening(),
+        stop: () => undefined,
+      };
+      entry.stop = hub.subscribe('run_events', scope.runId, () => {
+        entry.changed = true;
+      });
+      let answer: T;
+      try {
+        answer = await load();
+      } catch (err) {
+        entry.stop();
+        throw err;
+      }
+      if (entry.changed) {
+        entry.stop();
+        return answer;
+      }
+      const now = Date.now();
+      if (runs.size > SWEEP_ABOVE) sweep(now);
+      entry.etag = answer.etag;
+      entry.until = now + REMEMBER_MS;
+      const before = runs.get(scope.runId);
+      if (before) drop(scope.runId, before);
+      runs.set(scope.runId, entry);
+      return answer;
+    },
+
+    /**
+     * Forgets a run this process just changed, or every run of a chat it deleted, so its own
+     * caller's next poll reads what it did (other gateways learn it from the notification).
+     */
+    forget(which: { runId: string } | { chatId: string }): void {
+      if ('runId' in which) {
+        const entry = runs.get(which.runId);
+        if (entry) drop(which.runId, entry);
+        return;
+      }
+      for (const [runId, entry] of runs) if (entry.chatId === which.chatId) drop(runId, entry);
+    },
+
+    /** The ETag of the caller's last answer for this run, while it still stands; else undefined. */
+    unchanged(scope: RunScope): string | undefined {
+      const entry = runs.get(scope.runId);
+      if (!entry) return undefined;
+      if (entry.changed || entry.until <= Date.now() || !hub.listening()) {
+        drop(scope.runId, entry);
+        return undefined;
+      }
+      return entry.userId === scope.userId && entry.chatId === scope.chatId ? entry.etag : undefined;
+    },
+  };
+}
+
+export type PollMemory = ReturnType<typeof createPollMemory>;
