@@ -36,7 +36,17 @@ export async function startProcess(
   const child: ChildProcess = fork(entry, [], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    execArgv: ['--expose-gc', '--import', 'tsx', '--require', path.join(__dirname, 'gc-hook.cjs')],
+    execArgv: [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      '--require',
+      path.join(__dirname, 'gc-hook.cjs'),
+      // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (bench/README.md).
+      ...(process.env.BENCH_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF, name)}`]
+        : []),
+    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   await new Promise<void>((resolve, reject) => {

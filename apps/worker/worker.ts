@@ -9,6 +9,7 @@ import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions }
 import { createActivities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Tracing } from '../../core/telemetry/tracing';
+import type { WebpackConfiguration } from '@temporalio/worker/lib/worker-options';
 import { observeActivity } from './interceptors';
 
 export interface WorkerOptions {
@@ -22,15 +23,40 @@ export interface WorkerOptions {
 }
 
 /**
- * Interceptors and sinks of the worker, for createWorker and the replay test alike. The workflow
- * interceptors are the same whether or not the process traces (see workflows/interceptors.ts):
- * workflow spans leave the sandbox through the `exporter` sink, into tracing's processor or
- * nowhere. The activity interceptors join an activity to its workflow's trace when tracing is on.
+ * Modules of the workflow bundle shared by every execution of a worker (preloadModules). The SDK
+ * evaluates a workflow's modules afresh for each execution, so that one's state cannot leak into
+ * another's; OpenTelemetry's semantic conventions, thousands of constants that hold no state and
+ * draw no random numbers, cost about 4 ms per execution that way, so they are evaluated once per
+ * worker. Only modules like that may be listed: anything else could leak, or replay differently.
+ */
+const SHARED_WORKFLOW_MODULES = ['@opentelemetry/semantic-conventions'];
+/**
+ * The package says it has no side effects, so webpack drops a require whose value goes unused,
+ * the preload's included: marked as having them, it is preloaded (test/workflows/bundle.test.ts).
+ */
+const keepPreloads = (config: WebpackConfiguration): WebpackConfiguration => ({
+  ...config,
+  module: {
+    ...config.module,
+    rules: [
+      ...(config.module?.rules ?? []),
+      { test: /[\\/]@opentelemetry[\\/]semantic-conventions[\\/]/, sideEffects: true },
+    ],
+  },
+});
+
+/**
+ * Interceptors, sinks and shared modules of the worker, for createWorker and the replay test
+ * alike. The workflow interceptors are the same whether or not the process traces (see
+ * workflows/interceptors.ts): workflow spans leave the sandbox through the `exporter` sink, into
+ * tracing's processor or nowhere. The activity interceptors join an activity to its workflow's
+ * trace when tracing is on.
  */
 export function workflowObservation(
   tracing: Tracing | undefined,
-): Pick<SdkWorkerOptions, 'interceptors' | 'sinks'> {
+): Pick<SdkWorkerOptions, 'interceptors' | 'sinks' | 'bundlerOptions'> {
   return {
+    bundlerOptions: { preloadModules: SHARED_WORKFLOW_MODULES, webpackConfigHook: keepPreloads },
     interceptors: {
       workflowModules: [require.resolve('../../workflows/interceptors')],
       activity: [
