@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the HTTP API from its own OpenAPI document with Schemathesis, against the real stack
 # (test/fuzz/serve.ts), authenticated with a real API key and session cookie.
-# Env: FUZZ_MAX_EXAMPLES (default 30), FUZZ_PORT (default: a free port).
+# Env: FUZZ_MAX_EXAMPLES (default 30), FUZZ_SEED (default: a random one, printed), FUZZ_PORT
+# (default: a free port).
 # Counts: each API operation of each run (a JUnit test case of Schemathesis: every example, phase
 # and check of that operation) passes or fails as a whole; the stateful phase is one more case.
 # They are printed, and appended to TEST_SUMMARY_FILE when set (.ci/run sums them).
@@ -32,6 +33,7 @@ done
 
 field() { node -e "process.stdout.write(String(require(process.argv[1])[process.argv[2]]))" "$info" "$1"; }
 port=$(field port)
+limited_port=$(field limitedPort)
 key=$(field apiKey)
 cookie=$(field cookie)
 base="http://127.0.0.1:$port"
@@ -70,14 +72,20 @@ if failures_file and failures:
 PY
 }
 
+# A new seed each run, so runs together cover more than one would; printed, to repeat a failure.
+seed="${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
+echo "fuzz: seed $seed (FUZZ_SEED=$seed bash test/fuzz/run.sh repeats this run)"
+
+# fuzz [schemathesis options]: against $target (the main gateway unless set).
 fuzz() {
-  "$schemathesis" --config-file test/fuzz/schemathesis.toml run "$base/api/v1/openapi.json" \
-    --url "$base" \
+  local at="${target:-$base}"
+  "$schemathesis" --config-file test/fuzz/schemathesis.toml run "$at/api/v1/openapi.json" \
+    --url "$at" \
     --checks all \
     --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
     --request-timeout 30 \
     --workers 1 \
-    --seed "${FUZZ_SEED:-1}" \
+    --seed "$seed" \
     --suppress-health-check all \
     "$@"
 }
@@ -88,8 +96,15 @@ fuzz --phases examples,coverage,fuzzing,stateful --exclude-operation-id signOut 
   --report junit --report-junit-path "$work/main.xml" || status=$?
 fuzz --phases examples,coverage,fuzzing --include-operation-id signOut --include-operation-id signOutEverywhere \
   --report junit --report-junit-path "$work/sign-out.xml" || status=$?
+# Sends at the default limit (SEND_RATE_LIMIT_PER_MINUTE, 60) meet it within the pass: each 429
+# must carry the headers the document declares for it (Retry-After; RateLimit-* where only the
+# rate limit can refuse).
+target="http://127.0.0.1:$limited_port" FUZZ_MAX_EXAMPLES=100 fuzz --phases fuzzing \
+  --include-operation-id sendTurn --include-operation-id listChats \
+  --report junit --report-junit-path "$work/limits.xml" || status=$?
 count "fuzz (operations)" "$work/main.xml"
 count "fuzz (sign-out)" "$work/sign-out.xml"
+count "fuzz (rate limits)" "$work/limits.xml"
 
 if [ "$status" -ne 0 ]; then
   echo "--- server log (tail) ---" >&2

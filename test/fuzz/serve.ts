@@ -1,6 +1,7 @@
 /**
- * The real stack in-process for Schemathesis: PostgreSQL, Temporal dev server, worker and gateway,
- * plus one user whose API key and session cookie go to FUZZ_INFO (JSON). Stays up until SIGTERM.
+ * The real stack in-process for Schemathesis: PostgreSQL, Temporal dev server, worker and two
+ * gateways (rate limits lifted, and at their defaults), plus one user whose API key and session
+ * cookie go to FUZZ_INFO (JSON). Stays up until SIGTERM.
  */
 import { writeFile } from 'node:fs/promises';
 import { createTestUser } from '../../testkit/users';
@@ -11,30 +12,48 @@ import { startWorker } from '../../testkit/worker';
 async function main(): Promise<void> {
   const info = process.env.FUZZ_INFO ?? 'fuzz-info.json';
   const port = process.env.FUZZ_PORT ? Number(process.env.FUZZ_PORT) : await freePort();
+  const limitedPort = await freePort();
   const stack = await testStack();
-  const config = stack.config({
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+  // As production runs: the SSRF guard refuses private and loopback URLs, webhooks must be https.
+  const settings = (at: number) => ({
+    PORT: String(at),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${at}`,
     MODEL_PROVIDER: 'local',
     IMAGE_PROVIDER: 'local-preview',
+    ALLOW_PRIVATE_NETWORK_URLS: 'false',
+    ALLOW_INSECURE_WEBHOOKS: 'false',
+    TOOL_ROUTE_TIMEOUT: '20s',
+  });
+  // The main gateway lifts the rate limits, so thousands of requests a minute reach the work
+  // itself; a second one keeps the defaults, for a pass that meets them (429 and its headers).
+  const config = stack.config({
+    ...settings(port),
     SEND_RATE_LIMIT_PER_MINUTE: '100000',
     API_RATE_LIMIT_PER_MINUTE: '100000',
-    TOOL_ROUTE_TIMEOUT: '20s',
   });
   const worker = await startWorker({ config });
   const gateway = await startGateway({ config, port });
+  const limited = await startGateway({ config: stack.config(settings(limitedPort)), port: limitedPort });
   const user = await createTestUser();
   await writeFile(
     info,
-    JSON.stringify({ port, url: gateway.url, apiKey: user.apiKey, cookie: user.cookie, userId: user.userId }),
+    JSON.stringify({
+      port,
+      limitedPort,
+      url: gateway.url,
+      apiKey: user.apiKey,
+      cookie: user.cookie,
+      userId: user.userId,
+    }),
   );
-  console.log(`fuzz target up at ${gateway.url}`);
+  console.log(`fuzz target up at ${gateway.url}, with the default rate limits at ${limited.url}`);
 
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     await gateway.close().catch(() => undefined);
+    await limited.close().catch(() => undefined);
     await worker.stop().catch(() => undefined);
     await stopTestStack();
     process.exit(0);

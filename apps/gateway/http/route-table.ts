@@ -58,6 +58,11 @@ export interface RouteSpec<S extends RequestSchema> {
       mediaType?: 'text/event-stream';
       /** This answer's example, where the schema's own (a shared component's) does not fit it. */
       example?: unknown;
+      /**
+       * OpenAPI links: the operations this answer's ids lead to (a client generator's and
+       * Schemathesis's stateful phase follow them: create a chat, send, poll, decide).
+       */
+      links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
     }
   >;
   /**
@@ -304,6 +309,7 @@ export class RouteTable {
       responses[status] = {
         description: r.description,
         ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.links ? { links: r.links } : {}),
         ...(r.schema
           ? {
               content: {

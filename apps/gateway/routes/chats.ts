@@ -21,7 +21,18 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
     tag: 'Chats',
     auth: 'apiKey',
     request: { body: createChatSchema },
-    responses: { 201: { description: 'Chat created', schema: chatSchema } },
+    responses: {
+      201: {
+        description: 'Chat created',
+        schema: chatSchema,
+        links: Object.fromEntries(
+          ['getChat', 'updateChat', 'listMessages', 'deleteChat'].map((operationId) => [
+            operationId,
+            { operationId, parameters: { chatId: '$response.body#/id' } },
+          ]),
+        ),
+      },
+    },
     errors: [],
     handler: async ({ body }, req) => ({
       status: 201,

@@ -36,7 +36,17 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     keyLimits: [ops.limits.send],
     before: [receiveFiles({ multipartOnly: false })],
     responses: {
-      202: { description: 'Turn accepted', schema: queuedTurnSchema, headers: replayedHeaderSchema },
+      202: {
+        description: 'Turn accepted',
+        schema: queuedTurnSchema,
+        headers: replayedHeaderSchema,
+        links: Object.fromEntries(
+          ['getRun', 'streamRun', 'cancelRun'].map((operationId) => [
+            operationId,
+            { operationId, parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/runId' } },
+          ]),
+        ),
+      },
     },
     errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'ATTACHMENT_NOT_FOUND', 'RUN_ACTIVE', 'ACTIVE_LIMIT'],
     handler: async ({ body, headers }, req) =>
@@ -66,7 +76,22 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     tag: 'Runs',
     auth: 'apiKey',
     request: { params: runParamsSchema },
-    responses: { 200: { description: 'Run snapshot', schema: runSnapshotSchema } },
+    responses: {
+      200: {
+        description: 'Run snapshot',
+        schema: runSnapshotSchema,
+        links: {
+          completeWaitpoint: {
+            operationId: 'completeWaitpoint',
+            parameters: {
+              chatId: '$response.body#/chatId',
+              runId: '$response.body#/id',
+              waitpointId: '$response.body#/waitpoints/0/id',
+            },
+          },
+        },
+      },
+    },
     errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
     // A poller sending back the ETag of an answer this gateway gave, for a run unchanged since,
     // is told 304 from memory: no read, and not counted against its key's limit (as GitHub does
