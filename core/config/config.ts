@@ -256,6 +256,14 @@ export const configSchema = z
     OPENAI_API_KEY: optionalString,
     OPENAI_MODEL: z.string().default('gpt-4o-mini'),
     MODEL_TIMEOUT: duration('60s'),
+    /**
+     * The local model's pause between the pieces it streams (default: none): a real model's pace,
+     * for a demo, and the chaos suite's slow model.
+     */
+    LOCAL_MODEL_PACE: z
+      .string()
+      .optional()
+      .transform((v, ctx) => (v === undefined || v === '' ? 0 : toMs(v, ctx))),
 
     IMAGE_PROVIDER: z.enum(['none', 'local-preview', 'prediction', 'openai']).default('none'),
     PREDICTION_API_URL: optionalString,

@@ -7,7 +7,7 @@ import type { ModelProvider } from './types';
 export function createModelProvider(config: Config): ModelProvider | undefined {
   switch (config.MODEL_PROVIDER) {
     case 'local':
-      return new LocalModelProvider();
+      return new LocalModelProvider(config.LOCAL_MODEL_PACE);
     case 'openai':
       return new OpenAIModelProvider(
         {

@@ -8,12 +8,17 @@ import type { ModelMessage, ModelProvider, ModelReply, ModelRequest, ModelToolCa
 export class LocalModelProvider implements ModelProvider {
   readonly name = 'local';
 
+  /** @param paceMs the pause between streamed pieces (LOCAL_MODEL_PACE) */
+  constructor(private readonly paceMs = 0) {}
+
   async complete(request: ModelRequest): Promise<ModelReply> {
     const reply = decide(request.messages);
     for (const piece of reply.text.match(/.{1,16}/gs) ?? []) {
       if (request.signal.aborted) throw new Error('The model call was cancelled.');
       request.onText(piece);
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) =>
+        this.paceMs > 0 ? setTimeout(resolve, this.paceMs) : setImmediate(resolve),
+      );
     }
     return reply;
   }

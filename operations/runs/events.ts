@@ -103,7 +103,10 @@ export async function openRunStream(
   async function* stream(): AsyncGenerator<RunStreamEvent> {
     try {
       if (first) {
-        yield first;
+        // Not held for the stream's life: an idle stream keeps no snapshot (bench row `streams`).
+        const snapshot = first;
+        first = undefined;
+        yield snapshot;
         if (endedAtSnapshot) return;
       }
       while (!input.signal.aborted) {

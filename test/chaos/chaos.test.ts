@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { FaultPoint } from '../../core/config/fault-points';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import {
   appEnv,
   signUp,
@@ -68,6 +69,8 @@ interface Tally {
 
 interface World {
   infra: Infra;
+  /** Between the gateways and workers and PostgreSQL (the checks read it directly): slowed at will. */
+  postgresProxy: TcpProxy;
   topology: Topology;
   account: Account;
   receiver: Receiver;
@@ -156,7 +159,52 @@ function aimedKill(
   });
 }
 
-const SCENARIOS: { name: string; inject: Injector & { arm?: (world: World) => Promise<void> } }[] = [
+/**
+ * Both workers' model made slow (LOCAL_MODEL_PACE: a reply streams for seconds), then the worker
+ * running a step SIGKILLed while it streams: the step is retried from its start on the other
+ * worker once its heartbeats stop, and the text it had written is replaced, not appended to.
+ */
+function slowModel(): Injector & Required<Pick<Stage, 'arm' | 'disarm'>> {
+  const slow = { LOCAL_MODEL_PACE: '250ms' };
+  const replaceWorkers = async (world: World, extra: Record<string, string>) => {
+    for (const i of [0, 1]) {
+      await world.topology.killWorker(i);
+      await world.topology.startWorker(i, extra);
+    }
+  };
+  const streaming = async (world: World) => {
+    const { rows } = await world.infra.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "Run" WHERE status = 'RUNNING' AND text <> ''`,
+    );
+    return Number(rows[0]?.n) > 0 || undefined;
+  };
+  const injector: Injector = async (world, random) => {
+    await pause(random.int(500, 3_000));
+    const hit = await waitFor(() => streaming(world).catch(() => undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      what: 'a model step streaming',
+    }).catch(() => false);
+    const victim = random.int(0, 1);
+    await world.topology.killWorker(victim);
+    const at = Date.now();
+    await pause(random.int(200, 2_000));
+    await world.topology.startWorker(victim, slow);
+    return { hit: Boolean(hit), at };
+  };
+  return Object.assign(injector, {
+    arm: (world: World) => replaceWorkers(world, slow),
+    disarm: (world: World) => replaceWorkers(world, {}),
+  });
+}
+
+/** What a scenario may do to the world before its load starts, and after it has settled. */
+interface Stage {
+  arm?: (world: World) => Promise<void>;
+  disarm?: (world: World) => Promise<void>;
+}
+
+const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
   {
     name: 'worker SIGKILL (random moment)',
     inject: randomKill(
@@ -188,6 +236,24 @@ const SCENARIOS: { name: string; inject: Injector & { arm?: (world: World) => Pr
     ),
   },
   {
+    name: 'PostgreSQL slow (100–400 ms added to every packet, for 2–6 s)',
+    // Statements take seconds for a while: transactions, locks and leases held long, deadlines of
+    // the calls around them passing. Nothing may be lost or done twice for it.
+    inject: async (world, random) => {
+      await pause(random.int(500, 3_000));
+      const inFlight = await waitFor(() => workInFlight(world).then((b) => b || undefined), {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+        what: 'work in flight',
+      }).catch(() => false);
+      world.postgresProxy.slow(random.int(100, 400));
+      await pause(random.int(2_000, 6_000));
+      const stillBusy = await workInFlight(world).catch(() => true);
+      world.postgresProxy.slow(0);
+      return { hit: inFlight && stillBusy, at: Date.now() };
+    },
+  },
+  {
     name: 'Temporal server SIGKILL (random moment)',
     inject: randomKill(
       (w) => w.infra.killTemporal(),
@@ -201,6 +267,7 @@ const SCENARIOS: { name: string; inject: Injector & { arm?: (world: World) => Pr
       (w) => w.receiver.start(),
     ),
   },
+  { name: 'model slow, worker SIGKILLed mid-stream', inject: slowModel() },
   {
     name: 'gateway at admission (commit done, workflow not started)',
     inject: aimedKill('admission', 'gateway'),
@@ -231,11 +298,17 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
     up.dir = await mkdtemp(path.join(tmpdir(), 'chaos-'));
     const infra = (up.infra = await startInfra());
     const storageDir = (up.storageDir = path.join(up.dir, 'files'));
-    const env = appEnv(infra, {
-      PLAN_APPROVAL_TIMEOUT: '10m',
-      STORAGE_LOCAL_DIR: storageDir,
-      CREDIT_GRANT_ON_SIGN_UP: '1000000',
-    });
+    const target = new URL(infra.databaseUrl);
+    const postgresProxy = (up.postgresProxy = await startTcpProxy(target.host));
+    target.host = postgresProxy.address;
+    const env = appEnv(
+      { ...infra, databaseUrl: target.toString() },
+      {
+        PLAN_APPROVAL_TIMEOUT: '10m',
+        STORAGE_LOCAL_DIR: storageDir,
+        CREDIT_GRANT_ON_SIGN_UP: '1000000',
+      },
+    );
     const topology = (up.topology = new Topology(env));
     await topology.start();
     const receiver = (up.receiver = await startReceiverProcess(path.join(up.dir, 'receiver.log'), SEED));
@@ -245,7 +318,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
       .png()
       .toBuffer();
     image = await startImageServer(png);
-    world = { infra, topology, account, receiver, imageUrl: image.url, storageDir };
+    world = { infra, postgresProxy, topology, account, receiver, imageUrl: image.url, storageDir };
   });
 
   after(async () => {
@@ -279,6 +352,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
     await up.topology?.stop();
     await up.receiver?.kill();
     await image?.close();
+    await up.postgresProxy?.close();
     await up.infra?.close();
     if (up.dir) await rm(up.dir, { recursive: true, force: true });
   });
@@ -343,6 +417,7 @@ async function runScenario(
   const tally = await settle(world, requests);
   const recover = (Date.now() - lastKill) / 1000;
   await approvals.stop();
+  if (scenario.inject.disarm) await scenario.inject.disarm(world);
   return {
     row: {
       scenario: scenario.name,

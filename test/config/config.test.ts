@@ -41,6 +41,16 @@ describe('configuration', () => {
     assert.equal(config.TOOL_ROUTE_TIMEOUT, 500);
   });
 
+  it('paces the local model only when LOCAL_MODEL_PACE says so, and refuses a bad pace', () => {
+    assert.equal(loadConfig(valid).LOCAL_MODEL_PACE, 0);
+    assert.equal(loadConfig({ ...valid, LOCAL_MODEL_PACE: '' }).LOCAL_MODEL_PACE, 0);
+    assert.equal(loadConfig({ ...valid, LOCAL_MODEL_PACE: '150ms' }).LOCAL_MODEL_PACE, 150);
+    assert.deepEqual(
+      problems({ ...valid, LOCAL_MODEL_PACE: 'slow' }).map((p) => p.split(':')[0]),
+      ['LOCAL_MODEL_PACE'],
+    );
+  });
+
   it('takes TRUST_PROXY as a hop count or a list of proxy addresses, and refuses true', () => {
     assert.equal(loadConfig(valid).TRUST_PROXY, false);
     assert.equal(loadConfig({ ...valid, TRUST_PROXY: '2' }).TRUST_PROXY, 2);

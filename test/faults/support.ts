@@ -218,10 +218,14 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const proc = startApp('gateway', { ...env, PORT: String(port), PUBLIC_BASE_URL: url });
+  // A gateway that exits at once (a bad setting) is told apart from a slow one by its output,
+  // read when the wait gives up, not when it starts.
   await waitFor(async () => ((await readiness(url)) === 200 ? true : undefined), {
     timeoutMs: 90_000,
     intervalMs: 200,
-    what: `gateway ready\n${proc.output().slice(-2000)}`,
+    what: 'gateway ready',
+  }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; its output:\n${proc.output().slice(-2000)}`);
   });
   return { url, process: proc };
 }

@@ -2,13 +2,19 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { freePort } from '../../testkit/stack';
 
 /**
- * A TCP proxy on loopback that can be switched off and on: to the gateway, the target behind it
- * (Temporal) stops and starts, without disturbing the other tests that share the target.
+ * A TCP proxy on loopback that can be switched off and on, or slowed: to the processes behind it,
+ * the target (Temporal, PostgreSQL) stops and starts, or answers late, without disturbing the
+ * others that share the target.
  */
 export interface TcpProxy {
   address: string;
   down(): Promise<void>;
   up(): Promise<void>;
+  /**
+   * Holds every chunk, either way, `ms` before passing it on (0: at once again), in order: a
+   * network or a server that answers late. Chunks already held keep their time.
+   */
+  slow(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -20,13 +26,35 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const listenPort = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let latencyMs = 0;
+
+  /** from → to, each chunk passed on no sooner than latencyMs after it came, and never ahead of one before it. */
+  const relay = (from: Socket, to: Socket) => {
+    const held: { chunk: Buffer; at: number }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const release = () => {
+      timer = undefined;
+      while (held.length && (held[0] as { at: number }).at <= Date.now()) {
+        if (!to.destroyed) to.write((held.shift() as { chunk: Buffer }).chunk);
+        else held.length = 0;
+      }
+      if (held.length) timer = setTimeout(release, (held[0] as { at: number }).at - Date.now());
+    };
+    from.on('data', (chunk: Buffer) => {
+      if (!latencyMs && !held.length) return void to.write(chunk);
+      held.push({ chunk, at: Date.now() + latencyMs });
+      timer ??= setTimeout(release, latencyMs);
+    });
+    from.on('close', () => clearTimeout(timer));
+  };
 
   const up = () =>
     new Promise<void>((resolve, reject) => {
       server = createServer((client) => {
         const upstream = connect(port, host === 'localhost' ? '127.0.0.1' : host);
         sockets.add(client).add(upstream);
-        client.pipe(upstream).pipe(client);
+        relay(client, upstream);
+        relay(upstream, client);
         const drop = () => {
           client.destroy();
           upstream.destroy();
@@ -47,5 +75,13 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await up();
-  return { address: `127.0.0.1:${listenPort}`, up, down, close: down };
+  return {
+    address: `127.0.0.1:${listenPort}`,
+    up,
+    down,
+    slow: (ms) => {
+      latencyMs = ms;
+    },
+    close: down,
+  };
 }
