@@ -503,6 +503,17 @@ async function settle(
     }
   }
 
+  // Text: a step retried after its worker died replaces what it had streamed; appended to it, the
+  // reply would start over inside itself.
+  const texts = await query<{ runId: string; text: string }>(
+    `SELECT id AS "runId", text FROM "Run" WHERE id = ANY($1::uuid[])`,
+    [runIds],
+  );
+  for (const { runId, text } of texts) {
+    const head = text.slice(0, 24);
+    if (head.length === 24 && text.indexOf(head, 1) !== -1) doubled.push(`run ${runId}: its text repeats`);
+  }
+
   // Tool calls: one per tool turn, none per text turn, one per direct call; each charged once.
   const kindOf = new Map(turns.map((t) => [t.marker, t.kind]));
   const calls = await query<{ runId: string; n: number }>(
