@@ -8,14 +8,13 @@ import type { KeyLimit } from '../../operations/limits';
 import type { Operations } from '../../operations';
 import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
 import { currentAuth, setAuth } from '../gateway/http/auth-context';
-import { bearerCaller } from '../gateway/middleware/auth';
+import { bearerCaller, bearerToken } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
 import { scopesNeeded } from './scopes';
 import { toolNamed } from './tools';
 
 export const MCP_PATH = '/mcp';
-const BEARER = /^Bearer (\S+)$/;
 /** RFC 9728: the metadata of the resource at /mcp is at this path with the resource's path appended. */
 const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
@@ -100,7 +99,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
   const authenticate: RequestHandler = async (req, res, next) => {
     const limits: KeyLimit[] = sendsIn(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
     try {
-      const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+      const token = bearerToken(req);
       const caller = token?.startsWith(OAUTH_ACCESS_PREFIX)
         ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
         : await bearerCaller(ops, req, res, limits, 'mcp');

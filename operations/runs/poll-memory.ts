@@ -1,13 +1,7 @@
 import type { NotificationHub } from '../../core/db/notification-hub';
 import type { RunScope } from '../../core/runs/store';
+import { LIVE_STATE_TTL_MS } from './snapshot';
 
-/**
- * How long a poll's answer may stand for the next conditional poll without a read: as long as the
- * workflow's live view in a snapshot (LIVE_STATE_TTL_MS). Changes the live stream announces (text,
- * status, tool calls, waitpoints) end it at once; the rest a snapshot shows (webhook deliveries'
- * progress, the workflow's step, a deleted chat) shows up within this.
- */
-export const REMEMBER_MS = 1_000;
 /** Past this many remembered runs, the stale ones are dropped on the next remember. */
 const SWEEP_ABOVE = 10_000;
 
@@ -25,7 +19,11 @@ interface Remembered {
  * What this gateway last answered for each polled run, kept only while the database says (by the
  * run_events notifications) that nothing changed: a client polling a run every few milliseconds
  * with `If-None-Match` is told 304 from memory, and only a change, or the second passing, costs a
- * read. Per process; nothing is shared, so any gateway may serve any poll.
+ * read. An answer stands as long as the workflow's live view in a snapshot does
+ * (LIVE_STATE_TTL_MS): changes the live stream announces (text, status, tool calls, waitpoints)
+ * end it at once; the rest a snapshot shows (webhook deliveries' progress, the workflow's step, a
+ * deleted chat) shows up within that. Per process; nothing is shared, so any gateway may serve any
+ * poll.
  */
 export function createPollMemory(hub: NotificationHub) {
   const runs = new Map<string, Remembered>();
@@ -71,7 +69,7 @@ export function createPollMemory(hub: NotificationHub) {
       const now = Date.now();
       if (runs.size > SWEEP_ABOVE) sweep(now);
       entry.etag = answer.etag;
-      entry.until = now + REMEMBER_MS;
+      entry.until = now + LIVE_STATE_TTL_MS;
       const before = runs.get(scope.runId);
       if (before) drop(scope.runId, before);
       runs.set(scope.runId, entry);
@@ -103,5 +101,3 @@ export function createPollMemory(hub: NotificationHub) {
     },
   };
 }
-
-export type PollMemory = ReturnType<typeof createPollMemory>;

@@ -23,7 +23,7 @@ const QUERY_DEADLINE_MS = 500;
  * however many gateways, its workflow is asked at most once per run per second (RunLiveState holds
  * the last answer and who may ask next).
  */
-const LIVE_STATE_TTL_MS = 1_000;
+export const LIVE_STATE_TTL_MS = 1_000;
 
 type LiveState = Pick<AgentRunState, 'step' | 'activity'>;
 export type LiveStates = (

@@ -241,24 +241,39 @@ describe('turn admission', () => {
     assert.equal(((await res.json()) as { code: string }).code, 'UNAUTHORIZED');
   });
 
-  it('accepts a turn while Temporal is unreachable and dispatches it once Temporal is back', async () => {
+  /**
+   * A gateway whose way to Temporal is cut, and a turn sent through it: admitted (202) with no
+   * workflow started yet. The caller closes the gateway, then the proxy.
+   */
+  async function sendWhileTemporalAway(text: string, deps: Partial<TestGateway['deps']> = {}) {
     const stack = await testStack();
     const proxy = await startTcpProxy(stack.temporalAddress);
     const cut = await startGateway({
       config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }),
       temporalAddress: proxy.address,
+      deps,
     });
     try {
       await proxy.down();
       const res = await fetch(`${cut.url}/api/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...user.bearer },
-        body: JSON.stringify({ text: 'while Temporal is away' }),
+        body: JSON.stringify({ text }),
       });
       assert.equal(res.status, 202);
       const turn = (await res.json()) as { runId: string; chatId: string; triggerRunId: string | null };
-      assert.equal(turn.triggerRunId, null);
+      assert.equal(turn.triggerRunId, null, 'the start is still retrying');
+      return { stack, proxy, cut, turn };
+    } catch (err) {
+      await cut.close();
+      await proxy.close();
+      throw err;
+    }
+  }
 
+  it('accepts a turn while Temporal is unreachable and dispatches it once Temporal is back', async () => {
+    const { stack, proxy, cut, turn } = await sendWhileTemporalAway('while Temporal is away');
+    try {
       await proxy.up();
       const dispatcher = startDispatcher(cut.deps, 200);
       try {
@@ -282,28 +297,12 @@ describe('turn admission', () => {
   });
 
   it('stops with a send still starting its workflow: the start ends before the Temporal connection closes', async () => {
-    const stack = await testStack();
-    const proxy = await startTcpProxy(stack.temporalAddress);
     const log = memoryStream();
-    const cut = await startGateway({
-      config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }),
-      temporalAddress: proxy.address,
-      deps: { logger: createLogger({ level: 'warn', name: 'gateway-stop-test' }, log.stream) },
+    const { proxy, cut } = await sendWhileTemporalAway('sent just before a stop', {
+      logger: createLogger({ level: 'warn', name: 'gateway-stop-test' }, log.stream),
     });
-    try {
-      await proxy.down();
-      const res = await fetch(`${cut.url}/api/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...user.bearer },
-        body: JSON.stringify({ text: 'sent just before a stop' }),
-      });
-      assert.equal(res.status, 202);
-      const turn = (await res.json()) as { runId: string; triggerRunId: string | null };
-      assert.equal(turn.triggerRunId, null, 'the start is still retrying');
-    } finally {
-      await cut.close();
-      await proxy.close();
-    }
+    await cut.close();
+    await proxy.close();
     // The stop waited for the start to give up (its deadline), leaving the run to a dispatcher:
     // closing the connection under its pending retry would have thrown from the retry's timer.
     assert.match(log.text(), /run not started yet/);
