@@ -59,11 +59,12 @@ export function createToolsActivities(deps: ActivityDeps) {
       }
       const toolName = input.toolName;
       let progress = ctx.info.heartbeatDetails as ProviderProgress | undefined;
+      // A local activity (a tool that runs in moments, LOCAL_TOOL_CALL) has no heartbeats to send.
       const heartbeat = (details?: ProviderProgress) => {
         if (details) progress = details;
-        ctx.heartbeat(progress);
+        if (!ctx.info.isLocal) ctx.heartbeat(progress);
       };
-      const timer = setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
+      const timer = ctx.info.isLocal ? undefined : setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
       const started = Date.now();
       const stopTimer = toolCallDuration.startTimer({ tool: toolName });
       let outcome;

@@ -39,6 +39,19 @@ export const TOOL_CALL = {
 } as const satisfies ActivityOptions;
 
 /**
+ * A tool call that runs on the worker's own CPU in moments (crop_image, with sharp: ~30 ms for a
+ * 3-megapixel JPEG, a few seconds for the largest input), as a local activity: no trip through the
+ * task queue and no history events beyond one marker, which took ~25 ms off a blocking crop (bench).
+ * A local activity cannot heartbeat and holds its workflow task while it runs, so a cancel or query
+ * reaches the workflow only when it ends; that is why only work this short runs this way. A worker
+ * that dies mid-call is noticed when its workflow task times out (10 s). TOOL_CALL's retries.
+ */
+export const LOCAL_TOOL_CALL = {
+  startToCloseTimeout: '1 minute',
+  retry: TOOL_CALL.retry,
+} as const satisfies LocalActivityOptions;
+
+/**
  * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run
  * as local activities (no task-queue round trip, no history events of their own beyond a marker)
  * and are retried until PostgreSQL answers; the run cannot end without them.

@@ -18,7 +18,7 @@ import type { ToolsActivities } from '../activities/tools';
 import type { ModelMessage, ModelToolCall } from '../core/model/types';
 import type { ToolResult } from '../core/schemas/events';
 import type { ContentBlock } from '../core/schemas/runs';
-import { MODEL_STEP, RUN_BOOKKEEPING, TOOL_CALL } from './activity-options';
+import { LOCAL_TOOL_CALL, MODEL_STEP, RUN_BOOKKEEPING, TOOL_CALL } from './activity-options';
 import {
   MAX_MODEL_STEPS,
   PLAN_WAIT_ACTIVITY,
@@ -35,17 +35,20 @@ import {
 import { userSafeFailure } from './failures';
 import { agentRunWorkflowV1 } from './legacy/agent-v1';
 import { runStatusSearchAttribute } from './search-attributes';
-import { WORKFLOWS_V3 } from './versions';
+import { runsAsLocalActivity } from './tool-call.contract';
+import { WORKFLOWS_V3, WORKFLOWS_V4 } from './versions';
 
 const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
+const localTools = proxyLocalActivities<Pick<ToolsActivities, 'runTool'>>(LOCAL_TOOL_CALL);
 const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'expirePlan'>>(RUN_BOOKKEEPING);
 
 /** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
   // Runs started before turn-v2 replay, and go on, on the code they started with (versions.ts).
-  if (!patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
-  return new Turn(input).run();
+  const v4 = patched(WORKFLOWS_V4);
+  if (!v4 && !patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
+  return new Turn(input, v4).run();
 }
 
 type RunStatus = AgentRunState['status'];
@@ -79,7 +82,11 @@ class Turn {
   private readonly messages: ModelMessage[] = [];
   private reported: RunStatus = 'QUEUED';
 
-  constructor(private readonly input: AgentRunInput) {
+  constructor(
+    private readonly input: AgentRunInput,
+    /** v4 runs a tool such as crop_image as a local activity; v2 and v3 executions schedule every tool. */
+    private readonly v4: boolean,
+  ) {
     setHandler(runStateQuery, () => this.live);
     // Kept by waitpoint, first decision wins: a decision may arrive before the step that opened
     // its waitpoint has even returned, and a duplicate changes nothing.
@@ -211,7 +218,8 @@ class Turn {
     this.report('RUNNING', call.toolName);
     let result: ToolResult;
     try {
-      result = await tools.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
+      const runner = this.v4 && runsAsLocalActivity(call.toolName) ? localTools : tools;
+      result = await runner.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
         {
           toolCallId,
           toolName: call.toolName,

@@ -4,14 +4,13 @@ import {
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import {
-  patched,
   workflowInfo,
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptorsFactory,
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { chatIdSearchAttribute, runIdSearchAttribute, userIdSearchAttribute } from './search-attributes';
-import { WORKFLOWS_V3 } from './versions';
+import { v3OrLater } from './versions';
 
 /**
  * Lines a workflow logs (`log` of @temporalio/workflow) carry the ids every other line does, read
@@ -41,7 +40,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
       // Executions from before the interceptors replay, and go on, without them (see versions.ts).
-      traced = patched(WORKFLOWS_V3);
+      traced = v3OrLater();
       return traced ? otelInbound.execute(input, next) : next(input);
     },
     handleSignal: (input, next) => (traced ? otelInbound.handleSignal(input, next) : next(input)),

@@ -1,22 +1,36 @@
-import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { ToolsActivities } from '../activities/tools';
 import type { WebhooksActivities } from '../activities/webhooks';
-import { BOOKKEEPING, TOOL_CALL } from './activity-options';
+import { BOOKKEEPING, LOCAL_TOOL_CALL, TOOL_CALL } from './activity-options';
 import { userSafeFailure } from './failures';
-import { WORKFLOWS_V3 } from './versions';
-import { TOOL_OUTBOX_PATCH, type ToolCallInput, type ToolCallOutput } from './tool-call.contract';
+import { WORKFLOWS_V3, WORKFLOWS_V4 } from './versions';
+import {
+  TOOL_OUTBOX_PATCH,
+  runsAsLocalActivity,
+  type ToolCallInput,
+  type ToolCallOutput,
+} from './tool-call.contract';
 
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
+const localTools = proxyLocalActivities<Pick<ToolsActivities, 'runTool'>>(LOCAL_TOOL_CALL);
 const bookkeeping = proxyActivities<Pick<ToolsActivities, 'markToolCallFailed'>>(BOOKKEEPING);
 // Only executions from before the tool-outbox patch announce tool.completed in a step of their own.
 const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(BOOKKEEPING);
 
 /** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
-  const outboxed = patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
+  const v4 = patched(WORKFLOWS_V4);
+  const outboxed = v4 || patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
+  const runner = v4 && runsAsLocalActivity(input.toolName) ? localTools : tools;
   let result: ToolCallOutput;
   try {
-    result = await tools.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [
+    result = await runner.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [
       input,
     ]);
   } catch (err) {

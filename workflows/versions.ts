@@ -1,3 +1,5 @@
+import { patched } from '@temporalio/workflow';
+
 /**
  * The versions of the workflow code, as patch markers (`patched()`). A workflow change that would
  * break the replay of executions started before it is made behind the next version's marker, and
@@ -11,5 +13,13 @@
  * - workflows-v3: Temporal's OpenTelemetry interceptors in every workflow (they draw span ids from
  *   the workflow's seeded random numbers, as uuid4() does, so an execution has them from its start
  *   or never); a delivery that gives up ends Failed rather than Completed.
+ * - workflows-v4: a tool that runs on the worker's own CPU in moments (crop_image) is a local
+ *   activity, in a turn and in a blocking tool call (activity-options.ts LOCAL_TOOL_CALL).
  */
 export const WORKFLOWS_V3 = 'workflows-v3';
+export const WORKFLOWS_V4 = 'workflows-v4';
+
+/** Whether the execution is v4, or began as v3 (and keeps v3's shape where v4 differs). */
+export function v3OrLater(): boolean {
+  return patched(WORKFLOWS_V4) || patched(WORKFLOWS_V3);
+}

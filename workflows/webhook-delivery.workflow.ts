@@ -2,7 +2,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  patched,
   proxyActivities,
 } from '@temporalio/workflow';
 import type { WebhooksActivities } from '../activities/webhooks';
@@ -12,7 +11,7 @@ import {
   type WebhookDeliveryInput,
   type WebhookDeliveryOutput,
 } from './webhook-delivery.contract';
-import { WORKFLOWS_V3 } from './versions';
+import { v3OrLater } from './versions';
 
 const delivery = proxyActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_POST);
 const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed'>>(BOOKKEEPING);
@@ -30,7 +29,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     // Once the attempts are spent the delivery must say so, even if this workflow is being cancelled.
     await CancellationScope.nonCancellable(() => bookkeeping.markDeliveryFailed(input));
     // Executions from before the change completed with 'FAILED', and still do when replayed.
-    if (!patched(WORKFLOWS_V3)) return 'FAILED';
+    if (!v3OrLater()) return 'FAILED';
     throw ApplicationFailure.create({
       type: DELIVERY_FAILED_TYPE,
       message: err.cause?.message ?? 'Every attempt failed.',

@@ -11,6 +11,7 @@ import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
 import { createTestUser } from '../../testkit/users';
 import { startGateway } from '../../testkit/gateway';
 import { stopTestStack, testStack } from '../../testkit/stack';
+import { quadrantImage, startMediaServer } from '../support/fake-providers';
 import { waitFor } from '../support/wait';
 import { startWorker } from '../../testkit/worker';
 
@@ -142,6 +143,21 @@ async function main(): Promise<void> {
     if (end.status !== expected) throw new Error(`expected ${expected}, the run ended ${end.status}`);
     return show(t.chatId);
   };
+  // crop_image runs as a local activity (v4 on), every other tool as an activity: both are recorded.
+  const media = await startMediaServer();
+  const pictureUrl = media.add('picture.png', await quadrantImage(40, 30), 'image/png');
+  const crop = { image_url: pictureUrl, x: 0, y: 0, width: 20, height: 15 };
+  const cropping = (id: string): ModelReply => ({
+    text: 'Cropping it.',
+    toolCalls: [{ id, toolName: 'crop_image', input: crop }],
+  });
+  const lastDirectCall = async () => {
+    const { rows } = await stack.db.pool.query<{ id: string }>(
+      `SELECT id FROM "ToolCall" WHERE "userId" = $1 AND "runId" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
+      [user.userId],
+    );
+    return show(`tool:${rows[0]?.id ?? ''}`);
+  };
   const image = (id: string): ModelReply => ({
     text: 'Drawing it.',
     toolCalls: [{ id, toolName: 'ai_image_2', input: { prompt: 'a lighthouse' } }],
@@ -181,6 +197,10 @@ async function main(): Promise<void> {
     [
       'tool-turn',
       () => turn('COMPLETE', [image('c1'), { text: 'Here it is.', toolCalls: [] }], { text: 'draw' }),
+    ],
+    [
+      'crop-turn',
+      () => turn('COMPLETE', [cropping('c1'), { text: 'Cropped.', toolCalls: [] }], { text: 'crop' }),
     ],
     [
       'plan-approved',
@@ -267,11 +287,14 @@ async function main(): Promise<void> {
       'tool-call',
       async () => {
         await call('POST', '/api/v1/tools/ai_image_2', { prompt: 'a lighthouse' });
-        const { rows } = await stack.db.pool.query<{ id: string }>(
-          `SELECT id FROM "ToolCall" WHERE "userId" = $1 AND "runId" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
-          [user.userId],
-        );
-        return show(`tool:${rows[0]?.id ?? ''}`);
+        return lastDirectCall();
+      },
+    ],
+    [
+      'crop-call',
+      async () => {
+        await call('POST', '/api/v1/tools/crop_image', crop);
+        return lastDirectCall();
       },
     ],
     ['delivery-retried', () => delivery(hookUrl, 'DELIVERED')],
@@ -283,6 +306,7 @@ async function main(): Promise<void> {
     process.stdout.write(`recorded ${prefix}-${name}\n`);
   }
   receiver.close();
+  await media.close();
   await gateway.close();
   await worker.stop();
   await stopTestStack();

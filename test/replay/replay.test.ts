@@ -12,6 +12,7 @@ import type { Tracing } from '../../core/telemetry/tracing';
 const PATHS = [
   'text-turn',
   'tool-turn',
+  'crop-turn',
   'plan-approved',
   'plan-rejected',
   'plan-expired',
@@ -20,6 +21,7 @@ const PATHS = [
   'cancelled-before-start',
   'failed',
   'tool-call',
+  'crop-call',
   'delivery-retried',
   'delivery-gave-up',
 ];

@@ -10,6 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolsActivities } from '../../activities/tools';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
+import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import {
   animatedImage,
@@ -122,6 +123,39 @@ describe('tool routes', function () {
       ] as const) {
         assert.deepEqual(pixelAt(raw, x, y), [...QUADRANT_COLOURS.topRight]);
       }
+    });
+
+    it("runs on the worker inside the call's one workflow task (a local activity), named for operators", async () => {
+      const res = await post(gateway, 'crop_image', {
+        image_url: imageUrl,
+        x: 0,
+        y: 0,
+        width: 10,
+        height: 10,
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const call = await latestCall();
+      const { temporal } = await testStack();
+      const history = await temporal.client.workflow
+        .getHandle(toolCallWorkflowId(call?.id ?? ''))
+        .fetchHistory();
+      const events = history.events ?? [];
+      assert.equal(
+        events.filter((e) => e.activityTaskScheduledEventAttributes).length,
+        0,
+        'no activity task',
+      );
+      assert.equal(
+        events.filter((e) => e.workflowTaskCompletedEventAttributes).length,
+        1,
+        'one workflow task',
+      );
+      const crops = events.filter(
+        (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+      );
+      assert.equal(crops.length, 1);
+      const summary = crops[0]?.userMetadata?.summary?.data;
+      assert.equal(JSON.parse(Buffer.from(summary ?? []).toString('utf8')), `crop_image (${call?.id})`);
     });
 
     it('crops by percent, rounding outward', async () => {
