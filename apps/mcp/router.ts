@@ -1,5 +1,5 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import express, { type RequestHandler, type Router } from 'express';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { publicBaseUrl, type Config } from '../../core/config/config';
 import { OAUTH_SCOPES } from '../../core/auth/scopes';
 import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
@@ -44,6 +44,38 @@ function needsStream(body: unknown): boolean {
       return true;
     return message?.method === 'tools/call' && toolNamed(message.params?.name)?.waits === true;
   });
+}
+
+/**
+ * The request as the SDK's web-standard transport reads it: method and headers (the body is handed
+ * over already parsed).
+ */
+function webRequest(req: Request, base: string): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new globalThis.Request(new URL(req.originalUrl, base), { method: req.method, headers });
+}
+
+/**
+ * Writes the transport's answer: a JSON answer in one write with its length; an event stream as
+ * its events come. (The SDK's Node wrapper goes through @hono/node-server, whose writer waits a
+ * timer tick for a body's end before it answers: under load that was most of what an MCP send
+ * cost beyond the REST send.) A client that goes away cancels the stream.
+ */
+async function writeResponse(answer: globalThis.Response, res: Response): Promise<void> {
+  res.status(answer.status);
+  answer.headers.forEach((value, name) => res.setHeader(name, value));
+  if (!answer.body) return void res.end();
+  if (!answer.headers.get('content-type')?.startsWith('text/event-stream')) {
+    return void res.end(Buffer.from(await answer.arrayBuffer()));
+  }
+  res.flushHeaders();
+  const reader = answer.body.getReader();
+  res.on('close', () => void reader.cancel().catch(() => undefined));
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) res.write(chunk.value);
+  res.end();
 }
 
 /**
@@ -120,7 +152,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
 
   const serve: RequestHandler = async (req, res) => {
     const server = createMcpServer({ ops, caller: currentAuth(req), config, logger: req.log });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !needsStream(req.body),
     });
@@ -129,7 +161,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await writeResponse(await transport.handleRequest(webRequest(req, base), { parsedBody: req.body }), res);
   };
 
   router.post(MCP_PATH, checkOrigin, authenticate, serve);

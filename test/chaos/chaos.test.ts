@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, open, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { FaultPoint } from '../../core/config/fault-points';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
@@ -198,6 +200,59 @@ function slowModel(): Injector & Required<Pick<Stage, 'arm' | 'disarm'>> {
   });
 }
 
+const run = promisify(execFile);
+const DISK_FULL = 'local storage disk full';
+
+/** How often the workers have been refused a write for want of space, by what they logged. */
+function spaceRefusals(world: World): number {
+  return world.topology.workers.reduce((n, w) => n + (w?.output().match(/ENOSPC/g)?.length ?? 0), 0);
+}
+
+/** Writes `file` until its disk refuses another byte. */
+async function fill(file: string): Promise<void> {
+  const handle = await open(file, 'w');
+  try {
+    for (const size of [1 << 20, 4096, 1]) {
+      const block = Buffer.alloc(size);
+      for (;;) {
+        const written = await handle.write(block).then(
+          (r) => r.bytesWritten,
+          (err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOSPC') return 0;
+            throw err;
+          },
+        );
+        if (written < size) break;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+  assert.equal((await statfs(path.dirname(file))).bavail, 0, 'the disk is full');
+}
+
+/**
+ * Local storage's disk full for a while (2–6 s, from a moment picked by the seed) while tool calls write their
+ * outputs: a file takes every free byte of the tmpfs the storage lives on (the suite mounts one
+ * for this scenario), then goes. A write refused meanwhile fails its attempt, which is retried;
+ * nothing half-written may stay. It hits when a worker was refused a write (ENOSPC in its log).
+ */
+function diskFull(): Injector {
+  return async (world, random) => {
+    // Early in the load (0–1 s on): a crop writes its output milliseconds after it starts, so a
+    // disk filled once one is seen running comes too late for it, and the few calls of a short
+    // load may all be over by a later moment.
+    await pause(random.int(0, 1_000));
+    const before = spaceRefusals(world);
+    const filler = path.join(world.storageDir, 'filler');
+    await fill(filler);
+    await pause(random.int(2_000, 6_000));
+    const hit = spaceRefusals(world) > before;
+    await rm(filler);
+    return { hit, at: Date.now() };
+  };
+}
+
 /** What a scenario may do to the world before its load starts, and after it has settled. */
 interface Stage {
   arm?: (world: World) => Promise<void>;
@@ -238,7 +293,9 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
   {
     name: 'PostgreSQL slow (100–400 ms added to every packet, for 2–6 s)',
     // Statements take seconds for a while: transactions, locks and leases held long, deadlines of
-    // the calls around them passing. Nothing may be lost or done twice for it.
+    // the calls around them passing. Nothing may be lost or done twice for it. It hits when work
+    // was in flight as the slowness began and the proxy did hold traffic back; the load may well
+    // end inside the window (CI's few requests often do), which is no miss.
     inject: async (world, random) => {
       await pause(random.int(500, 3_000));
       const inFlight = await waitFor(() => workInFlight(world).then((b) => b || undefined), {
@@ -246,13 +303,14 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
         intervalMs: 20,
         what: 'work in flight',
       }).catch(() => false);
+      const heldBefore = world.postgresProxy.heldChunks();
       world.postgresProxy.slow(random.int(100, 400));
       await pause(random.int(2_000, 6_000));
-      const stillBusy = await workInFlight(world).catch(() => true);
       world.postgresProxy.slow(0);
-      return { hit: inFlight && stillBusy, at: Date.now() };
+      return { hit: inFlight && world.postgresProxy.heldChunks() > heldBefore, at: Date.now() };
     },
   },
+  { name: `${DISK_FULL} (for 2–6 s, tool outputs being written)`, inject: diskFull() },
   {
     name: 'Temporal server SIGKILL (random moment)',
     inject: randomKill(
@@ -290,7 +348,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
   const rows: Row[] = [];
 
   // What is up so far, so that a before-hook failing half-way still stops all of it.
-  const up: Partial<World> & { dir?: string } = {};
+  const up: Partial<World> & { dir?: string; mounted?: string } = {};
 
   before(async function () {
     this.timeout(300_000);
@@ -298,6 +356,16 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
     up.dir = await mkdtemp(path.join(tmpdir(), 'chaos-'));
     const infra = (up.infra = await startInfra());
     const storageDir = (up.storageDir = path.join(up.dir, 'files'));
+    if (!ONLY || ONLY.some((o) => DISK_FULL.startsWith(o) || o.startsWith(DISK_FULL))) {
+      // The disk that fills is one of the storage's own, not the machine's.
+      await mkdir(storageDir, { recursive: true });
+      await run('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', storageDir]).catch((err: Error) => {
+        throw new Error(
+          `the ${DISK_FULL} scenario puts local storage on a tmpfs of its own, and mount needs root: ${err.message}`,
+        );
+      });
+      up.mounted = storageDir;
+    }
     const target = new URL(infra.databaseUrl);
     const postgresProxy = (up.postgresProxy = await startTcpProxy(target.host));
     target.host = postgresProxy.address;
@@ -354,6 +422,7 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
     await image?.close();
     await up.postgresProxy?.close();
     await up.infra?.close();
+    if (up.mounted) await run('umount', [up.mounted]);
     if (up.dir) await rm(up.dir, { recursive: true, force: true });
   });
 

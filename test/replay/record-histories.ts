@@ -20,6 +20,7 @@ import { startWorker } from '../../testkit/worker';
  * replay test (test/replay/replay.test.ts). Run it (`npx tsx test/replay/record-histories.ts <prefix>`)
  * when a workflow changes, so the corpus holds the new code's histories beside the old ones; the
  * old ones stay, since runs written by the old code may still be in flight when the new code starts.
+ * Then `npx prettier --write test/replay/histories` (the lint checks their format).
  */
 type Step = ModelReply | { fail: string } | { hold: true; reply: ModelReply };
 

@@ -15,6 +15,8 @@ export interface TcpProxy {
    * network or a server that answers late. Chunks already held keep their time.
    */
   slow(ms: number): void;
+  /** How many chunks have been held back by slow() since the proxy started. */
+  heldChunks(): number;
   close(): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let latencyMs = 0;
+  let heldChunks = 0;
 
   /** from → to, each chunk passed on no sooner than latencyMs after it came, and never ahead of one before it. */
   const relay = (from: Socket, to: Socket) => {
@@ -43,6 +46,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     from.on('data', (chunk: Buffer) => {
       if (!latencyMs && !held.length) return void to.write(chunk);
       held.push({ chunk, at: Date.now() + latencyMs });
+      heldChunks += 1;
       timer ??= setTimeout(release, latencyMs);
     });
     from.on('close', () => clearTimeout(timer));
@@ -82,6 +86,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     slow: (ms) => {
       latencyMs = ms;
     },
+    heldChunks: () => heldChunks,
     close: down,
   };
 }
