@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { FaultPoint } from '../../core/config/fault-points';
+import { startMinio, type MinioServer } from '../support/minio';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import {
   appEnv,
@@ -21,6 +22,7 @@ import {
   directUrl,
   drive,
   orphanFiles,
+  orphanObjects,
   seeded,
   startReceiverProcess,
   Topology,
@@ -78,6 +80,8 @@ interface World {
   receiver: Receiver;
   imageUrl: string;
   storageDir: string;
+  /** Files or objects in the storage the apps use now that no finished tool call owns. */
+  orphans: () => Promise<string[]>;
 }
 
 /** Injects one fault; says whether it hit work in flight, and when the kill landed. */
@@ -253,6 +257,56 @@ function diskFull(): Injector {
   };
 }
 
+/**
+ * Object storage down for a while: the gateways and workers are moved onto MinIO (STORAGE_DRIVER=s3)
+ * for this scenario, and MinIO is SIGKILLed 0–1 s into the load (a crop stores its output
+ * milliseconds after it starts), then started again on the same data 2–6 s later. A put refused
+ * meanwhile fails its attempt, which is retried. It hits when a worker was refused by MinIO
+ * (ECONNREFUSED at its address in the worker's log).
+ */
+function objectStorageDown(): Injector & Required<Pick<Stage, 'arm' | 'disarm'>> {
+  let minio: MinioServer | undefined;
+  // Before the load starts and after it has settled: nothing is in flight to lose.
+  const moveApps = (world: World, extra: Record<string, string>) =>
+    Promise.all(
+      [0, 1].map(async (i) => {
+        await world.topology.killGateway(i);
+        await world.topology.killWorker(i);
+        await world.topology.startGateway(i, extra);
+        await world.topology.startWorker(i, extra);
+      }),
+    );
+  const refusals = (world: World, address: string) =>
+    world.topology.workers.reduce(
+      (n, w) => n + (w?.output().split(`ECONNREFUSED ${address}`).length ?? 1) - 1,
+      0,
+    );
+  const injector: Injector = async (world, random) => {
+    assert.ok(minio, 'armed');
+    const address = new URL(minio.endpoint).host;
+    await pause(random.int(0, 1_000));
+    const before = refusals(world, address);
+    await minio.kill();
+    await pause(random.int(2_000, 6_000));
+    const hit = refusals(world, address) > before;
+    await minio.restart();
+    return { hit, at: Date.now() };
+  };
+  return Object.assign(injector, {
+    arm: async (world: World) => {
+      const started = (minio = await startMinio());
+      await moveApps(world, started.env);
+      world.orphans = () => orphanObjects(started, world.infra.pool);
+    },
+    disarm: async (world: World) => {
+      await moveApps(world, {});
+      world.orphans = () => orphanFiles(world.storageDir, world.infra.pool);
+      await minio?.stop();
+      minio = undefined;
+    },
+  });
+}
+
 /** What a scenario may do to the world before its load starts, and after it has settled. */
 interface Stage {
   arm?: (world: World) => Promise<void>;
@@ -311,6 +365,7 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
     },
   },
   { name: `${DISK_FULL} (for 2–6 s, tool outputs being written)`, inject: diskFull() },
+  { name: 'object storage down (MinIO SIGKILLed for 2–6 s)', inject: objectStorageDown() },
   {
     name: 'Temporal server SIGKILL (random moment)',
     inject: randomKill(
@@ -386,7 +441,16 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
       .png()
       .toBuffer();
     image = await startImageServer(png);
-    world = { infra, postgresProxy, topology, account, receiver, imageUrl: image.url, storageDir };
+    world = {
+      infra,
+      postgresProxy,
+      topology,
+      account,
+      receiver,
+      imageUrl: image.url,
+      storageDir,
+      orphans: () => orphanFiles(storageDir, infra.pool),
+    };
   });
 
   after(async () => {
@@ -667,6 +731,6 @@ async function settle(
   }
   const ids = new Set(deliveries.map((d) => d.id));
   const reposts = lines.filter((l) => l.outcome === 'duplicate' && ids.has(l.deliveryId)).length;
-  const orphans = await orphanFiles(world.storageDir, pool);
+  const orphans = await world.orphans();
   return { lost, doubled, orphans, reposts, runs: allRuns.length, terminal };
 }

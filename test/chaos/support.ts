@@ -9,8 +9,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Pool } from 'pg';
 import { freePort } from '../../testkit/stack';
+import type { MinioServer } from '../support/minio';
 import { watchOutput } from '../support/output';
 import { waitFor } from '../support/wait';
 import { startGateway, startWorker, type Account, type AppProcess, type Gateway } from '../faults/support';
@@ -330,6 +332,33 @@ export async function orphanFiles(storageDir: string, pool: Pool): Promise<strin
     }
   }
   return orphans;
+}
+
+/** Objects under tools/ in the bucket that no finished tool call owns (S3 puts leave no temporary files). */
+export async function orphanObjects(minio: MinioServer, pool: Pool): Promise<string[]> {
+  const client = new S3Client({
+    endpoint: minio.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
+  });
+  try {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: minio.bucket, Prefix: 'tools/', ContinuationToken: token }),
+      );
+      keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''));
+      token = page.NextContinuationToken;
+    } while (token);
+    const { rows } = await pool.query<{ id: string }>(`SELECT id FROM "ToolCall" WHERE status = 'SUCCEEDED'`);
+    const succeeded = new Set(rows.map((r) => r.id));
+    // tools/<userId>/<toolCallId>/<file>
+    return keys.filter((key) => !succeeded.has(key.split('/')[2] ?? ''));
+  } finally {
+    client.destroy();
+  }
 }
 
 export { waitFor };

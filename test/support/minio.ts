@@ -16,6 +16,10 @@ export interface MinioServer {
   secretAccessKey: string;
   /** Config overrides that point STORAGE_DRIVER=s3 at this server. */
   env: Record<string, string>;
+  /** SIGKILL, keeping its data: object storage gone, as a crashed server is. */
+  kill(): Promise<void>;
+  /** Starts it again after kill(), on the same address, data and credentials. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -40,32 +44,45 @@ export async function startMinio(): Promise<MinioServer> {
   const endpoint = `http://127.0.0.1:${port}`;
   const accessKeyId = `test${randomBytes(6).toString('hex')}`;
   const secretAccessKey = randomBytes(24).toString('hex');
+  const consolePort = await freePort();
   let output = '';
-  const child = spawn(
-    binary,
-    ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${await freePort()}`],
-    {
-      env: {
-        ...process.env,
-        MINIO_ROOT_USER: accessKeyId,
-        MINIO_ROOT_PASSWORD: secretAccessKey,
-        MINIO_BROWSER: 'off',
-        MINIO_UPDATE: 'off',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-8_000);
   };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  const launch = () => {
+    const launched = spawn(
+      binary,
+      ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`],
+      {
+        env: {
+          ...process.env,
+          MINIO_ROOT_USER: accessKeyId,
+          MINIO_ROOT_PASSWORD: secretAccessKey,
+          MINIO_BROWSER: 'off',
+          MINIO_UPDATE: 'off',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    launched.stdout?.on('data', collect);
+    launched.stderr?.on('data', collect);
+    return launched;
+  };
+  let child = launch();
+  const signal = async (sig: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(sig);
+    await exited;
+  };
+  const kill = () => signal('SIGKILL');
+  const restart = async () => {
+    await kill();
+    child = launch();
+    await waitReady(endpoint, child, () => output);
+  };
   const stop = async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await signal('SIGTERM');
     await rm(dir, { recursive: true, force: true });
   };
   try {
@@ -93,6 +110,8 @@ export async function startMinio(): Promise<MinioServer> {
         S3_SECRET_ACCESS_KEY: secretAccessKey,
         S3_FORCE_PATH_STYLE: 'true',
       },
+      kill,
+      restart,
       stop,
     };
   } catch (err) {
