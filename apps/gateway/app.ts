@@ -76,7 +76,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const ops = createOperations(deps);
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: (keyLimits) => [apiKeyGuard(ops, [ops.limits.api, ...keyLimits])],
+    apiKey: (keyLimits, options) => [apiKeyGuard(ops, [ops.limits.api, ...keyLimits], options)],
     session: [sessionGuard(ops)],
     none: [],
   });

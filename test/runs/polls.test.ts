@@ -213,6 +213,57 @@ describe('polling a run', function () {
     }
   });
 
+  it('reads a poll of a remembered key beside its check, and answers the check refusing it: 429, 401', async () => {
+    const limited = await startGateway({ config: { ...config, API_RATE_LIMIT_PER_MINUTE: 60 } });
+    try {
+      const user = await createTestUser();
+      const { path, chatId } = await completedTurn(user);
+      // A gateway remembers a key it checked once it listens for revocations (from its first call on).
+      const first = await waitFor(
+        async () => {
+          const res = await fetch(`${limited.url}${path}`, { headers: user.bearer });
+          assert.equal(res.status, 200);
+          return limited.ops.identity.rememberedCaller(user.apiKey, 'rest') ? res : undefined;
+        },
+        { what: 'the key remembered' },
+      );
+      // Spend what is left of the minute: the poll past it is refused, with its headers, although
+      // its read had begun; and so is one of a run that does not exist (429, not 404).
+      let last = first;
+      for (let left = Number(first.headers.get('ratelimit-remaining')); left >= 0; left--) {
+        last = await fetch(`${limited.url}${path}`, { headers: user.bearer });
+      }
+      assert.equal(last.status, 429);
+      assert.equal(((await last.json()) as { code: string }).code, 'RATE_LIMITED');
+      assert.equal(last.headers.get('ratelimit-remaining'), '0');
+      assert.equal(last.headers.get('etag'), null, 'nothing of the snapshot');
+      const missing = await fetch(`${limited.url}/api/v1/chats/${chatId}/runs/${randomUUID()}`, {
+        headers: user.bearer,
+      });
+      assert.equal(missing.status, 429);
+
+      // Revoked behind the gateway's back (no notification reaches it: triggers off for that
+      // statement), so the gateway still remembers the key: the database's check has the word.
+      const other = await createTestUser();
+      const turn = await completedTurn(other);
+      assert.equal((await fetch(`${limited.url}${turn.path}`, { headers: other.bearer })).status, 200);
+      const client = await (await testStack()).db.pool.connect();
+      try {
+        await client.query(`SET session_replication_role = replica`);
+        await client.query(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE id = $1`, [other.apiKeyId]);
+        await client.query(`RESET session_replication_role`);
+      } finally {
+        client.release();
+      }
+      assert.ok(limited.ops.identity.rememberedCaller(other.apiKey, 'rest'), 'still remembered');
+      const revoked = await fetch(`${limited.url}${turn.path}`, { headers: other.bearer });
+      assert.equal(revoked.status, 401);
+      assert.equal(((await revoked.json()) as { code: string }).code, 'UNAUTHORIZED');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers in full as soon as the run changes, on every gateway', async () => {
     const user = await createTestUser();
     const { runId, path } = await completedTurn(user);

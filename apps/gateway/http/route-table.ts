@@ -8,6 +8,7 @@ import { activeRunSchema } from '../../../core/schemas/runs';
 import type { KeyLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
 import { errorExample } from './error-examples';
+import { settleAuth } from './auth-context';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
@@ -42,6 +43,11 @@ export interface RouteSpec<S extends RequestSchema> {
   multipartBody?: z.ZodType;
   /** Per-key counters an apiKey route consumes besides the API-wide one (the send limit). */
   keyLimits?: KeyLimit[];
+  /**
+   * The handler only reads, and answers with its result (it writes nothing to the response
+   * itself): its read may begin on a remembered API key while the key's check runs (apiKeyGuard).
+   */
+  readsOnly?: boolean;
   /** Runs after authentication and before validation (multer for uploads). */
   before?: RequestHandler[];
   /**
@@ -83,7 +89,7 @@ function hasBody(req: Request): boolean {
 }
 
 export interface Guards {
-  apiKey: (keyLimits: readonly KeyLimit[]) => RequestHandler[];
+  apiKey: (keyLimits: readonly KeyLimit[], options?: { readsOnly?: boolean }) => RequestHandler[];
   session: RequestHandler[];
   none: RequestHandler[];
 }
@@ -184,7 +190,10 @@ export class RouteTable {
 
   add<S extends RequestSchema>(spec: RouteSpec<S>): void {
     this.registerDocument(spec);
-    const guards = spec.auth === 'apiKey' ? this.guards.apiKey(spec.keyLimits ?? []) : this.guards[spec.auth];
+    const guards =
+      spec.auth === 'apiKey'
+        ? this.guards.apiKey(spec.keyLimits ?? [], { readsOnly: spec.readsOnly ?? false })
+        : this.guards[spec.auth];
     this.mount(spec, spec.path, guards);
     this.specs.push(spec as unknown as RouteSpec<RequestSchema>);
   }
@@ -203,20 +212,15 @@ export class RouteTable {
   private mount<S extends RequestSchema>(spec: RouteSpec<S>, path: string, guards: RequestHandler[]): void {
     this.routes.push({ method: spec.method, path });
     const handler: RequestHandler = async (req, res) => {
-      if (spec.request.body && req.body === undefined && hasBody(req))
-        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
-      const request =
-        spec.multipartBody && req.is('multipart/form-data')
-          ? { ...spec.request, body: spec.multipartBody }
-          : spec.request;
-      const input = parse(request, req) as Input<S>;
-      // Valid ids only: parse has refused the request otherwise.
-      const { chatId, runId } = req.params as Record<string, unknown>;
-      addLogContext({
-        chatId: typeof chatId === 'string' ? chatId : undefined,
-        runId: typeof runId === 'string' ? runId : undefined,
-      });
-      const result = await spec.handler(input, req, res);
+      let result: RouteResult;
+      try {
+        result = await this.run(spec, req, res);
+      } catch (err) {
+        // A refusal of the key comes first, whatever the route made of the request meanwhile.
+        await settleAuth(req);
+        throw err;
+      }
+      await settleAuth(req);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (res.headersSent) return;
       if (result.body === undefined) return void res.status(result.status).end();
@@ -236,6 +240,28 @@ export class RouteTable {
     const json = spec.request.body && spec.bodyMediaType === undefined ? [jsonBody] : [];
     const shortcut = spec.shortcut ? [spec.shortcut] : [];
     this.router[spec.method](path, ...shortcut, ...guards, ...json, ...(spec.before ?? []), handler);
+  }
+
+  /** The request parsed and handed to the route's handler, whose result it answers. */
+  private async run<S extends RequestSchema>(
+    spec: RouteSpec<S>,
+    req: Request,
+    res: Response,
+  ): Promise<RouteResult> {
+    if (spec.request.body && req.body === undefined && hasBody(req))
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
+    const request =
+      spec.multipartBody && req.is('multipart/form-data')
+        ? { ...spec.request, body: spec.multipartBody }
+        : spec.request;
+    const input = parse(request, req) as Input<S>;
+    // Valid ids only: parse has refused the request otherwise.
+    const { chatId, runId } = req.params as Record<string, unknown>;
+    addLogContext({
+      chatId: typeof chatId === 'string' ? chatId : undefined,
+      runId: typeof runId === 'string' ? runId : undefined,
+    });
+    return spec.handler(input, req, res);
   }
 
   /**

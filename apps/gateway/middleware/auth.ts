@@ -1,10 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { sessionCookieName } from '../../../core/auth/tokens';
-import { AppError } from '../../../core/errors/app-error';
+import { AppError, UnauthorizedError } from '../../../core/errors/app-error';
 import type { Caller, Operations } from '../../../operations';
 import { rateLimitHeaders, type KeyLimit } from '../../../operations/limits';
-import { setAuth } from '../http/auth-context';
+import { setAuth, setRememberedAuth } from '../http/auth-context';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
@@ -34,9 +34,27 @@ export async function bearerCaller(
   return caller;
 }
 
-/** Public routes: an API key, counted against the route's per-key limits. */
-export function apiKeyGuard(ops: Operations, limits: readonly KeyLimit[]): RequestHandler {
+/**
+ * Public routes: an API key, counted against the route's per-key limits. On a route that only reads
+ * (`readsOnly`), a key this gateway checked lately lets the read start at once on its remembered
+ * caller while the key is checked and counted in PostgreSQL as ever: the answer waits for that
+ * check and is its 401 or 429 if it fails (settleAuth), so a poll costs one round trip of latency,
+ * not two, and gives nothing away it would not have.
+ */
+export function apiKeyGuard(
+  ops: Operations,
+  limits: readonly KeyLimit[],
+  { readsOnly = false }: { readsOnly?: boolean } = {},
+): RequestHandler {
   return async (req, res, next) => {
+    const remembered = readsOnly ? ops.identity.rememberedCaller(bearerToken(req), 'rest') : undefined;
+    if (remembered) {
+      const check = bearerCaller(ops, req, res, limits, 'rest').then((caller) => {
+        if (caller.userId !== remembered.userId) throw new UnauthorizedError();
+      });
+      setRememberedAuth(req, remembered, check);
+      return next();
+    }
     setAuth(req, await bearerCaller(ops, req, res, limits, 'rest'));
     next();
   };

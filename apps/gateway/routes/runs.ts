@@ -93,6 +93,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       },
     },
     errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    readsOnly: true,
     // A poller sending back the ETag of an answer this gateway gave, for a run unchanged since,
     // is told 304 from memory: no read, and not counted against its key's limit (as GitHub does
     // for conditional requests), so polling a run fast costs next to nothing.
