@@ -202,6 +202,20 @@ export function toActiveRun(
   };
 }
 
+/** A tool call of a run, as the snapshot and the stream's `tool.*` events show it. */
+const toolCallSchema = z
+  .object({
+    id: z.uuid(),
+    toolName: z.string(),
+    status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
+    input: z.unknown(),
+    result: toolResultSchema.nullable(),
+    error: z.string().nullable(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+  })
+  .openapi('ToolCall');
+
 export const runSnapshotSchema = z
   .object({
     id: z.uuid(),
@@ -217,18 +231,7 @@ export const runSnapshotSchema = z
       description:
         'What a live run is doing now, from its workflow ("model step 2", "waiting for plan approval", a tool\'s name); at most a second old; null before it starts and once it ends.',
     }),
-    toolCalls: z.array(
-      z.object({
-        id: z.uuid(),
-        toolName: z.string(),
-        status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
-        input: z.unknown(),
-        result: toolResultSchema.nullable(),
-        error: z.string().nullable(),
-        startedAt: z.iso.datetime(),
-        finishedAt: z.iso.datetime().nullable(),
-      }),
-    ),
+    toolCalls: z.array(toolCallSchema),
     waitpoints: z.array(waitpointSchema),
     webhooks: z.array(runWebhookSchema).openapi({
       description:
@@ -252,17 +255,54 @@ export const streamHeadersSchema = z.object({
     .openapi({ description: 'Resume after this event: what follows it, without the snapshot.' }),
 });
 
-export const runStreamEventSchema = z.string().openapi({
-  description: [
-    'Server-Sent Events. Each event has an increasing `id` (give the last one seen as `Last-Event-ID` to resume).',
-    '`snapshot`: the RunSnapshot, first, unless resuming; `text.delta` `{ text, replace? }`: text appended',
-    '(with `replace: true`, the whole text, replacing it); `tool.started` and `tool.finished`: the tool call;',
-    '`waitpoint.opened` and `waitpoint.resolved`: the Waitpoint; `status` `{ status, error? }`.',
-    'A `: ping` comment comes every 15 s; the stream ends after the terminal status.',
-  ].join(' '),
-  example:
-    'id: 3\nevent: snapshot\ndata: {"id":"…","status":"RUNNING","text":""}\n\nid: 4\nevent: text.delta\ndata: {"text":"Hel"}\n\n',
-});
+/**
+ * One event of a run's stream, as Server-Sent Events frame it (`id:`, `event:`, `data:` lines):
+ * under OpenAPI 3.1 a `text/event-stream` schema describes each event, and its `data` is JSON of
+ * the shape its name gives (`contentSchema`), so a client generator and the fuzzer both check
+ * every event. Migration run_events writes the `text.delta` and `status` events.
+ */
+const streamEvent = (names: [string, ...string[]], data: object, description: string) =>
+  z.object({
+    id: z
+      .string()
+      .regex(/^[0-9]+$/)
+      .openapi({ description: 'Increasing; give the last one seen as `Last-Event-ID` to resume.' }),
+    event: z.enum(names),
+    data: z
+      .string()
+      .openapi({ description, contentMediaType: 'application/json', contentSchema: data } as object),
+  });
+const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const jsonSchemaOf = (schema: z.ZodType) => {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12' });
+  return json;
+};
+
+export const runStreamEventSchema = z
+  .discriminatedUnion('event', [
+    streamEvent(
+      ['snapshot'],
+      componentRef('RunSnapshot'),
+      'The run as a poll shows it; first, unless resuming.',
+    ),
+    streamEvent(
+      ['text.delta'],
+      jsonSchemaOf(z.strictObject({ text: z.string(), replace: z.literal(true).optional() })),
+      'Text appended to the answer; with `replace: true`, the whole text, replacing it.',
+    ),
+    streamEvent(['tool.started', 'tool.finished'], componentRef('ToolCall'), 'The tool call.'),
+    streamEvent(['waitpoint.opened', 'waitpoint.resolved'], componentRef('Waitpoint'), 'The plan waitpoint.'),
+    streamEvent(
+      ['status'],
+      jsonSchemaOf(z.strictObject({ status: z.enum(RUN_STATUSES), error: z.string().optional() })),
+      "The run's new status, with its error when it failed.",
+    ),
+  ])
+  .openapi('RunStreamEvent', {
+    description:
+      'An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.',
+    example: { id: '4', event: 'text.delta', data: '{"text":"Hel"}' },
+  });
 
 // Requests of the runs routes (and the MCP tools that do the same).
 export const MAX_TEXT = 8192;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the HTTP API from its own OpenAPI document with Schemathesis, against the real stack
 # (test/fuzz/serve.ts), authenticated with a real API key and session cookie.
-# Env: FUZZ_MAX_EXAMPLES (default 30), FUZZ_SEED (default: a random one, printed), FUZZ_PORT
+# Env: FUZZ_MAX_EXAMPLES (default 200), FUZZ_SEED (default: a random one, printed), FUZZ_PORT
 # (default: a free port).
 # Counts: each API operation of each run (a JUnit test case of Schemathesis: every example, phase
 # and check of that operation) passes or fails as a whole; the stateful phase is one more case.
@@ -39,6 +39,9 @@ cookie=$(field cookie)
 base="http://127.0.0.1:$port"
 
 export FUZZ_API_KEY="$key"
+# The stateful phase's chains: fresh idempotency keys, plans to decide, polls that wait for a run
+# to settle (test/fuzz/hooks.py).
+export SCHEMATHESIS_HOOKS="$PWD/test/fuzz/hooks.py"
 export FUZZ_SESSION_TOKEN="${cookie#*=}"
 # count NAME JUNIT_FILE: one `name<TAB>passed<TAB>failed<TAB>skipped` line, as the mocha suites write,
 # and each failed operation's name to TEST_FAILURES_FILE when set.
@@ -82,7 +85,7 @@ fuzz() {
   "$schemathesis" --config-file test/fuzz/schemathesis.toml run "$at/api/v1/openapi.json" \
     --url "$at" \
     --checks all \
-    --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
+    --max-examples "${FUZZ_MAX_EXAMPLES:-200}" \
     --request-timeout 30 \
     --workers 1 \
     --seed "$seed" \
@@ -99,7 +102,7 @@ fuzz --phases examples,coverage,fuzzing --include-operation-id signOut --include
 # Sends at the default limit (SEND_RATE_LIMIT_PER_MINUTE, 60) meet it within the pass: each 429
 # must carry the headers the document declares for it (Retry-After; RateLimit-* where only the
 # rate limit can refuse).
-target="http://127.0.0.1:$limited_port" FUZZ_MAX_EXAMPLES=100 fuzz --phases fuzzing \
+FUZZ_API_KEY="$(field limitedApiKey)" target="http://127.0.0.1:$limited_port" FUZZ_MAX_EXAMPLES=100 fuzz --phases fuzzing \
   --include-operation-id sendTurn --include-operation-id listChats \
   --report junit --report-junit-path "$work/limits.xml" || status=$?
 count "fuzz (operations)" "$work/main.xml"

@@ -1,7 +1,7 @@
 /**
  * The real stack in-process for Schemathesis: PostgreSQL, Temporal dev server, worker and two
- * gateways (rate limits lifted, and at their defaults), plus one user whose API key and session
- * cookie go to FUZZ_INFO (JSON). Stays up until SIGTERM.
+ * gateways (limits lifted, and at their defaults), plus a user for each whose API key (and the
+ * first's session cookie) go to FUZZ_INFO (JSON). Stays up until SIGTERM.
  */
 import { writeFile } from 'node:fs/promises';
 import { createTestUser } from '../../testkit/users';
@@ -25,16 +25,21 @@ async function main(): Promise<void> {
     TOOL_ROUTE_TIMEOUT: '20s',
   });
   // The main gateway lifts the rate limits, so thousands of requests a minute reach the work
-  // itself; a second one keeps the defaults, for a pass that meets them (429 and its headers).
+  // itself, and the cap on runs in progress, which the stateful phase's plans left waiting for a
+  // decision would reach; a second one keeps the defaults, for a pass that meets them (429 and its
+  // headers).
   const config = stack.config({
     ...settings(port),
     SEND_RATE_LIMIT_PER_MINUTE: '100000',
     API_RATE_LIMIT_PER_MINUTE: '100000',
+    MAX_ACTIVE_RUNS_PER_USER: '100000',
   });
   const worker = await startWorker({ config });
   const gateway = await startGateway({ config, port });
   const limited = await startGateway({ config: stack.config(settings(limitedPort)), port: limitedPort });
   const user = await createTestUser();
+  // Its own user, so the plans the main pass left waiting do not count against its cap.
+  const limitedUser = await createTestUser();
   await writeFile(
     info,
     JSON.stringify({
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
       limitedPort,
       url: gateway.url,
       apiKey: user.apiKey,
+      limitedApiKey: limitedUser.apiKey,
       cookie: user.cookie,
       userId: user.userId,
     }),

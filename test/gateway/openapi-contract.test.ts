@@ -12,10 +12,16 @@ interface MediaType {
   example?: unknown;
   examples?: Record<string, { value: unknown }>;
 }
+interface Link {
+  operationId: string;
+  parameters?: Record<string, string>;
+  requestBody?: Record<string, unknown>;
+}
 interface Response {
   description: string;
   headers?: Record<string, { required?: boolean }>;
   content?: Record<string, MediaType>;
+  links?: Record<string, Link>;
 }
 interface Operation {
   operationId: string;
@@ -69,6 +75,33 @@ function operations(doc: Document) {
   );
 }
 
+/** The top-level properties a request body may carry, across every media type and union branch. */
+function bodyProperties(doc: Document, op: Operation): Set<string> {
+  const names = new Set<string>();
+  const visit = (schema: Json | undefined): void => {
+    const resolved = resolve(doc, schema);
+    if (!resolved) return;
+    for (const name of Object.keys((resolved.properties as Json | undefined) ?? {})) names.add(name);
+    for (const union of ['anyOf', 'oneOf', 'allOf'])
+      for (const branch of (resolved[union] as Json[] | undefined) ?? []) visit(branch);
+  };
+  for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema);
+  return names;
+}
+
+/** What `$response.body#/a/0/b` reads from an answer; undefined when the pointer leads nowhere. */
+function readPointer(body: unknown, expression: string): unknown {
+  const pointer = /^\$response\.body#(\/.*)$/.exec(expression)?.[1];
+  if (pointer === undefined) return undefined;
+  return pointer
+    .slice(1)
+    .split('/')
+    .reduce<unknown>(
+      (at, segment) => (at === null || typeof at !== 'object' ? undefined : (at as Json)[segment]),
+      body,
+    );
+}
+
 /** The codes an error answer documents: the names of its examples. */
 const documentedCodes = (response: Response | undefined) =>
   Object.keys(response?.content?.['application/json']?.examples ?? {});
@@ -98,6 +131,49 @@ describe('OpenAPI document: examples and error codes', function () {
           if (examplesOf(doc, media).length === 0) missing.push(`${key} ${status} ${type}`);
     }
     assert.deepEqual(missing, []);
+  });
+
+  it('links only to real operations, with their own parameters and body fields, read from where the answer has them', () => {
+    const byId = new Map(operations(doc).map(({ op }) => [op.operationId, op]));
+    const problems: string[] = [];
+    for (const { key, op } of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const example = examplesOf(doc, response.content?.['application/json'] ?? {})[0];
+        for (const [name, link] of Object.entries(response.links ?? {})) {
+          const where = `${key} ${status} → ${name}`;
+          const target = byId.get(link.operationId);
+          if (!target) {
+            problems.push(`${where}: no operation ${link.operationId}`);
+            continue;
+          }
+          const expressions = [
+            ...Object.entries(link.parameters ?? {}).map(([param, expression]) => {
+              if (!target.parameters?.some((p) => p.name === param))
+                problems.push(`${where}: no parameter ${param}`);
+              return expression;
+            }),
+            ...Object.entries(link.requestBody ?? {}).flatMap(([field, value]) => {
+              if (!bodyProperties(doc, target).has(field)) problems.push(`${where}: no body field ${field}`);
+              return [value].flat() as string[];
+            }),
+          ];
+          for (const expression of expressions)
+            if (typeof readPointer(example, expression) !== 'string')
+              problems.push(`${where}: ${expression} reads no id from the answer's example`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+    // Schemathesis's stateful phase walks these: create a chat, send to it, poll, decide.
+    const linksOf = (operationId: string, status: string) =>
+      Object.values(byId.get(operationId)?.responses[status]?.links ?? {}).map((l) => l.operationId);
+    assert.ok(linksOf('createChat', '201').includes('sendTurn'));
+    assert.ok(linksOf('sendTurn', '202').includes('getRun'));
+    assert.ok(linksOf('getRun', '200').includes('completeWaitpoint'));
+    assert.ok(linksOf('uploadFiles', '201').includes('tool_crop_image'));
+    // And a wrong pointer is caught.
+    assert.equal(readPointer({ data: [{ id: 'x' }] }, '$response.body#/data/0/id'), 'x');
+    assert.equal(readPointer({ data: [] }, '$response.body#/data/0/id'), undefined);
   });
 
   it('has every example valid against its own schema', () => {

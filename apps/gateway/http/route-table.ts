@@ -26,6 +26,13 @@ export interface RouteResult {
 
 type Input<S extends RequestSchema> = ReturnType<typeof parse<S>>;
 
+/** An OpenAPI link; `parameters` and `requestBody` hold runtime expressions (`$response.body#/id`). */
+export interface OpenApiLink {
+  operationId: string;
+  parameters?: Record<string, string>;
+  requestBody?: Record<string, string | string[]>;
+}
+
 export interface RouteSpec<S extends RequestSchema> {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Express-style path: `/api/v1/chats/:chatId`. */
@@ -66,9 +73,10 @@ export interface RouteSpec<S extends RequestSchema> {
       example?: unknown;
       /**
        * OpenAPI links: the operations this answer's ids lead to (a client generator's and
-       * Schemathesis's stateful phase follow them: create a chat, send, poll, decide).
+       * Schemathesis's stateful phase follow them: create a chat, send, poll, decide). An id that
+       * goes in the next request's body is a `requestBody` of runtime expressions.
        */
-      links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
+      links?: Record<string, OpenApiLink>;
     }
   >;
   /**

@@ -25,12 +25,15 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
       201: {
         description: 'Chat created',
         schema: chatSchema,
-        links: Object.fromEntries(
-          ['getChat', 'updateChat', 'listMessages', 'deleteChat'].map((operationId) => [
-            operationId,
-            { operationId, parameters: { chatId: '$response.body#/id' } },
-          ]),
-        ),
+        links: {
+          ...Object.fromEntries(
+            ['getChat', 'updateChat', 'listMessages', 'deleteChat'].map((operationId) => [
+              operationId,
+              { operationId, parameters: { chatId: '$response.body#/id' } },
+            ]),
+          ),
+          sendTurn: { operationId: 'sendTurn', requestBody: { chatId: '$response.body#/id' } },
+        },
       },
     },
     errors: [],

@@ -40,12 +40,20 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         description: 'Turn accepted',
         schema: queuedTurnSchema,
         headers: replayedHeaderSchema,
-        links: Object.fromEntries(
-          ['getRun', 'streamRun', 'cancelRun'].map((operationId) => [
-            operationId,
-            { operationId, parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/runId' } },
-          ]),
-        ),
+        links: {
+          ...Object.fromEntries(
+            ['getRun', 'streamRun', 'cancelRun'].map((operationId) => [
+              operationId,
+              {
+                operationId,
+                parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/runId' },
+              },
+            ]),
+          ),
+          listMessages: { operationId: 'listMessages', parameters: { chatId: '$response.body#/chatId' } },
+          // The next turn of the same chat: 409 RUN_ACTIVE while this one runs.
+          sendTurn: { operationId: 'sendTurn', requestBody: { chatId: '$response.body#/chatId' } },
+        },
       },
     },
     errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'ATTACHMENT_NOT_FOUND', 'RUN_ACTIVE', 'ACTIVE_LIMIT'],
@@ -81,6 +89,10 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         description: 'Run snapshot',
         schema: runSnapshotSchema,
         links: {
+          cancelRun: {
+            operationId: 'cancelRun',
+            parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/id' },
+          },
           completeWaitpoint: {
             operationId: 'completeWaitpoint',
             parameters: {

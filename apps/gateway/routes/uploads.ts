@@ -51,7 +51,23 @@ export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void
     request: { headers: idempotencyHeadersSchema, body: uploadFormSchema },
     bodyMediaType: 'multipart/form-data',
     before: [receiveFiles()],
-    responses: { 201: { description: 'Stored', schema: uploadResultSchema, headers: replayedHeaderSchema } },
+    responses: {
+      201: {
+        description: 'Stored',
+        schema: uploadResultSchema,
+        headers: replayedHeaderSchema,
+        links: {
+          sendTurn: {
+            operationId: 'sendTurn',
+            requestBody: { attachmentIds: ['$response.body#/attachments/0/id'] },
+          },
+          tool_crop_image: {
+            operationId: 'tool_crop_image',
+            requestBody: { attachmentId: '$response.body#/attachments/0/id' },
+          },
+        },
+      },
+    },
     errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND'],
     handler: async ({ body, headers }, req) =>
       replayable(

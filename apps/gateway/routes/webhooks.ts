@@ -48,7 +48,18 @@ export function registerWebhooksRoutes(routes: RouteTable, ops: Operations): voi
     tag: TAG,
     auth: 'session',
     request: { body: createEndpointSchema },
-    responses: { 201: { description: 'Created', schema: createdEndpointSchema } },
+    responses: {
+      201: {
+        description: 'Created',
+        schema: createdEndpointSchema,
+        links: Object.fromEntries(
+          ['rotateWebhookSecret', 'listWebhookDeliveries', 'deleteWebhookEndpoint'].map((operationId) => [
+            operationId,
+            { operationId, parameters: { endpointId: '$response.body#/id' } },
+          ]),
+        ),
+      },
+    },
     errors: ['LIMIT_REACHED'],
     handler: async ({ body }, req) => ({
       status: 201,

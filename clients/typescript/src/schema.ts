@@ -1590,20 +1590,7 @@ export interface components {
       currentStep: number;
       /** @description What a live run is doing now, from its workflow ("model step 2", "waiting for plan approval", a tool's name); at most a second old; null before it starts and once it ends. */
       activity: string | null;
-      toolCalls: {
-        /** Format: uuid */
-        id: string;
-        toolName: string;
-        /** @enum {string} */
-        status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-        input?: unknown;
-        result: components['schemas']['ToolResult'] & (Record<string, never> | null);
-        error: string | null;
-        /** Format: date-time */
-        startedAt: string;
-        /** Format: date-time */
-        finishedAt: string | null;
-      }[];
+      toolCalls: components['schemas']['ToolCall'][];
       waitpoints: components['schemas']['Waitpoint'][];
       /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
       webhooks: components['schemas']['RunWebhookDelivery'][];
@@ -1616,6 +1603,20 @@ export interface components {
       finishedAt: string | null;
       /** Format: date-time */
       updatedAt: string;
+    };
+    ToolCall: {
+      /** Format: uuid */
+      id: string;
+      toolName: string;
+      /** @enum {string} */
+      status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+      input?: unknown;
+      result: components['schemas']['ToolResult'] & (Record<string, never> | null);
+      error: string | null;
+      /** Format: date-time */
+      startedAt: string;
+      /** Format: date-time */
+      finishedAt: string | null;
     };
     /**
      * @example {
@@ -1659,6 +1660,55 @@ export interface components {
       /** Format: date-time */
       deliveredAt: string | null;
     };
+    /**
+     * @description An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.
+     * @example {
+     *       "id": "4",
+     *       "event": "text.delta",
+     *       "data": "{\"text\":\"Hel\"}"
+     *     }
+     */
+    RunStreamEvent:
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'snapshot';
+          /** @description The run as a poll shows it; first, unless resuming. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'text.delta';
+          /** @description Text appended to the answer; with `replace: true`, the whole text, replacing it. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'tool.started' | 'tool.finished';
+          /** @description The tool call. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'waitpoint.opened' | 'waitpoint.resolved';
+          /** @description The plan waitpoint. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'status';
+          /** @description The run's new status, with its error when it failed. */
+          data: string;
+        };
     /**
      * @example {
      *       "approved": true,
@@ -3819,7 +3869,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': string;
+          'text/event-stream': components['schemas']['RunStreamEvent'];
         };
       };
       /** @description Error: INVALID_REQUEST */

@@ -1,0 +1,81 @@
+"""Schemathesis hooks for test/fuzz/run.sh (loaded through SCHEMATHESIS_HOOKS).
+
+They shape only the stateful phase, which walks the document's links (create a chat, send to it,
+poll, decide), so that its chains reach a plan decision as a client's would:
+
+- each request gets an Idempotency-Key of its own, as a client gives each new request: Hypothesis
+  draws the same few short keys over and over, so nearly every send of a chain was refused 422
+  IDEMPOTENCY_KEY_REUSED and the chain stopped there;
+- a send that leaves planMode out asks for a plan (drawn, it was set in 2 sends of 72) for an
+  image of its drawn text (the local model plans only a tool call), so a chain has a plan to
+  decide;
+- a poll waits, as a client's poll loop does, until the run has settled (waits for its decision,
+  or ended), so the snapshot it follows a link from holds the waitpoint to decide.
+
+A value drawn invalid is left as drawn (a negative case stays negative), and the other phases keep
+every drawn value, so key reuse with another body and every planMode are still fuzzed.
+"""
+
+import re
+import time
+import uuid
+
+import requests
+import schemathesis
+from schemathesis.core.failures import AcceptedNegativeData
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import GenerationMode, TestPhase
+
+SEND = "POST /api/v1/completions"
+POLL = "GET /api/v1/chats/{chatId}/runs/{runId}"
+UNSETTLED = {"QUEUED", "RUNNING"}
+SETTLE_SECONDS = 10
+
+
+def _stateful(case):
+    return case.meta is not None and case.meta.phase.name == TestPhase.STATEFUL
+
+
+def _positive(case, location):
+    component = case.meta.components.get(location)
+    return component is not None and component.mode == GenerationMode.POSITIVE
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if not _stateful(case):
+        return
+    for name in list(case.headers or {}):
+        if name.lower() == "idempotency-key" and re.fullmatch(r"[!-~]{1,255}", str(case.headers[name])):
+            case.headers[name] = str(uuid.uuid4())
+    label = case.operation.label
+    if label == SEND and isinstance(case.body, dict) and "planMode" not in case.body:
+        if _positive(case, ParameterLocation.BODY) and isinstance(case.body.get("text"), str):
+            # The JSON body takes a boolean, the multipart form the string.
+            case.body["planMode"] = "true" if "multipart" in (case.media_type or "") else True
+            case.body["text"] = "Generate an image of " + case.body["text"][:8000]
+    if label == POLL:
+        request = case.as_transport_kwargs(base_url=kwargs.get("base_url"))
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline:
+            answer = requests.get(request["url"], headers=request.get("headers"), timeout=5)
+            if answer.status_code != 200 or answer.json().get("status") not in UNSETTLED:
+                return
+            time.sleep(0.05)
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Keeps every failure but one the links make up.
+
+    A link that puts an id into the body (`chatId` from a created chat) overwrites the field a
+    negative stateful case had made invalid, so a valid request goes out still marked negative and
+    its 2xx reads as "schema-violating request accepted". Schemathesis records that it is left with
+    no mutation ("Positive test case"); only then is the failure dropped. A negative case that
+    keeps its mutation and is accepted still fails the run.
+    """
+    return not (
+        isinstance(failure, AcceptedNegativeData)
+        and _stateful(case)
+        and not case.meta.phase.data.mutations
+    )
