@@ -319,6 +319,8 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
     inject: randomKill(
       (w) => w.topology.killWorker(0),
       async (w) => void (await w.topology.startWorker(0)),
+      // The killed worker's own activities: work in flight on the other one is no hit.
+      async (w) => (await w.topology.activitiesRunning(0)) > 0,
     ),
   },
   {

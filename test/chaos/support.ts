@@ -77,6 +77,28 @@ export async function startReceiverProcess(logFile: string, seed: number): Promi
   };
 }
 
+/** The operator port a worker logged in its `worker running` line. */
+function workerHttpPort(worker: AppProcess): number | undefined {
+  for (const line of worker.output().split('\n')) {
+    if (!line.includes('worker running')) continue;
+    try {
+      const port = (JSON.parse(line) as { httpPort?: unknown }).httpPort;
+      if (typeof port === 'number') return port;
+    } catch {
+      // Not a log line of ours (npm's own output).
+    }
+  }
+  return undefined;
+}
+
+/** The activity and local-activity task slots in use, summed from a Prometheus text answer. */
+export function activitySlotsUsed(metrics: string): number {
+  let used = 0;
+  for (const [, labels, value] of metrics.matchAll(/^temporal_worker_task_slots_used\{([^}]*)\} (\S+)$/gm))
+    if (/worker_type="(?:Activity|LocalActivity)Worker"/.test(labels ?? '')) used += Number(value);
+  return used;
+}
+
 /** Two gateways and two workers, each replaceable (killed, started again, with extra settings). */
 export class Topology {
   gateways: (Gateway | undefined)[] = [undefined, undefined];
@@ -139,6 +161,22 @@ export class Topology {
     const open = gateway ? (this.inFlight.get(gateway.url) ?? 0) : 0;
     await gateway?.process.kill('SIGKILL');
     return open;
+  }
+
+  /**
+   * The activities (local ones too) worker `i` is running now, from its own /metrics (the Temporal
+   * SDK's task-slot gauge): a kill of that worker then lands on its work, not merely while the
+   * other worker was busy. 0 when it is down or does not answer.
+   */
+  async activitiesRunning(i: number): Promise<number> {
+    const port = this.workers[i] && workerHttpPort(this.workers[i]);
+    if (!port) return 0;
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2_000) });
+      return activitySlotsUsed(await res.text());
+    } catch {
+      return 0;
+    }
   }
 
   async killWorker(i: number): Promise<void> {
