@@ -10,7 +10,15 @@ extendZodWithOpenApi(z);
 
 export const DEFAULT_CHAT_TITLE = 'New chat';
 
-const title = z.string().trim().min(1).max(120).regex(NO_NUL, NO_NUL_MESSAGE);
+/**
+ * A title is checked as sent, then trimmed: at most 120 characters with at least one that is not
+ * white space, and no NUL. (Trimmed first, "\r" passed the document's minLength and was refused.)
+ */
+const title = z
+  .string()
+  .max(120)
+  .regex(/^[^\u0000]*[^\s\u0000][^\u0000]*$/, 'must have a character other than white space, and no NUL')
+  .trim();
 
 export const chatSchema = z
   .object({

@@ -89,11 +89,21 @@ describe('chats', () => {
       const user = await createTestUser();
       assert.equal((await create(user, { title: 'Trip to Lisbon' })).title, 'Trip to Lisbon');
       assert.equal((await create(user, { title: 'x'.repeat(120) })).title.length, 120);
+      // Trimmed once checked: the document's bounds hold for the title as sent.
+      assert.equal((await create(user, { title: '  Lisbon \t' })).title, 'Lisbon');
     });
 
-    it('answers 400 INVALID_REQUEST for an empty, too long or unknown field, writing nothing', async () => {
+    it('answers 400 INVALID_REQUEST for an empty, blank, too long or unknown field, writing nothing', async () => {
       const user = await createTestUser();
-      for (const body of [{ title: '' }, { title: 'x'.repeat(121) }, { title: 5 }, { name: 'x' }]) {
+      for (const body of [
+        { title: '' },
+        { title: '\r' },
+        { title: '   ' },
+        { title: `${'x'.repeat(120)} ` },
+        { title: 'x'.repeat(121) },
+        { title: 5 },
+        { name: 'x' },
+      ]) {
         const res = await call(user, 'POST', '', body);
         assert.equal(res.status, 400, JSON.stringify(body));
         const error = (await res.json()) as { code: string; details: unknown[] };
