@@ -19,7 +19,7 @@ import {
   waitForFrontend,
 } from '../core/embedded/temporal-cluster';
 import type { Child } from '../core/process/child';
-import { freeLowPort, freePort } from '../core/process/ports';
+import { freePort } from '../core/process/ports';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export type Engine = 'dev' | 'cluster';
@@ -64,10 +64,10 @@ export async function startClusterEngine(): Promise<() => Promise<void>> {
       matching: await freePort(),
       worker: await freePort(),
       membership: {
-        frontend: await freeLowPort(),
-        history: await freeLowPort(),
-        matching: await freeLowPort(),
-        worker: await freeLowPort(),
+        frontend: await freePort(),
+        history: await freePort(),
+        matching: await freePort(),
+        worker: await freePort(),
       },
       ui: 0,
     };

@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { describeProcess, listenerOf } from './procfs';
 
 /**
@@ -21,34 +21,18 @@ export async function portProblem(port: number, host: string): Promise<string | 
 const handedOut = new Set<number>();
 
 /**
- * A loopback port free at this moment (the OS's pick): a probe, not a reservation. Never one this
- * process was handed before: the OS may pick a port again as soon as the probe lets it go, and two
- * settings asked for one after the other (a server's port and its UI's) must not meet.
+ * A loopback port free at this moment: a probe, not a reservation. Picked below 32768, where the
+ * OS never takes a port for an outgoing connection: a server stopped and started again on its
+ * port (a killed PostgreSQL, a restarted `npm start`) would otherwise find it taken by some
+ * client's socket in between, and a Temporal service's membership port must fit the PostgreSQL
+ * smallint the server records it in. Never one this process was handed before, so two settings
+ * asked for one after the other (a server's port and its UI's) never meet.
  */
 export async function freePort(): Promise<number> {
   for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port: picked } = server.address() as AddressInfo;
-        server.close(() => resolve(picked));
-      });
-    });
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-}
-
-/**
- * A loopback port below 32768 free at this moment: the OS picks its free ports above that, and a
- * Temporal service's membership port must fit the PostgreSQL smallint the server records it in.
- */
-export async function freeLowPort(): Promise<number> {
-  for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (!(await portProblem(port, '127.0.0.1'))) return port;
+    if (handedOut.has(port) || (await portProblem(port, '127.0.0.1'))) continue;
+    handedOut.add(port);
+    return port;
   }
 }

@@ -6,7 +6,7 @@
  * through its one address and kill its processes.
  */
 import { Pool } from 'pg';
-import { freeLowPort, portProblem } from '../../core/process/ports';
+import { portProblem } from '../../core/process/ports';
 import { freePort } from '../../testkit/stack';
 import {
   removeSettings,
@@ -64,16 +64,17 @@ export async function startCluster(): Promise<Cluster> {
     METRICS_PORT: String(metrics),
     WORKER_HTTP_PORT: String(workerHttp),
   };
-  for (const name of ['FRONTEND_HTTP_PORT', 'HISTORY_GRPC_PORT', 'MATCHING_GRPC_PORT', 'WORKER_GRPC_PORT']) {
-    extra[name] = String(await freePort());
-  }
   for (const name of [
+    'FRONTEND_HTTP_PORT',
+    'HISTORY_GRPC_PORT',
+    'MATCHING_GRPC_PORT',
+    'WORKER_GRPC_PORT',
     'FRONTEND_MEMBERSHIP_PORT',
     'HISTORY_MEMBERSHIP_PORT',
     'MATCHING_MEMBERSHIP_PORT',
     'WORKER_MEMBERSHIP_PORT',
   ]) {
-    extra[name] = String(await freeLowPort());
+    extra[name] = String(await freePort());
   }
   const settings = await stackSettings({
     ...extra,

@@ -137,6 +137,15 @@ describe('Idempotency-Key', function () {
     assert.deepEqual(retry.body, first.body);
   });
 
+  it('takes every key the documented pattern takes: `""` is a key of two quotes, not an empty one', async () => {
+    const first = await send(a, { text: 'two quotes' }, '""');
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.replayed, null);
+    const retry = await send(b, { text: 'two quotes' }, '""');
+    assert.equal(retry.replayed, 'true');
+    assert.deepEqual(retry.body, first.body);
+  });
+
   it('refuses the key with another request, and writes nothing', async () => {
     const key = randomUUID();
     await send(a, { text: 'first request' }, key);

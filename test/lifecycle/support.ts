@@ -85,8 +85,10 @@ export function startStack(settings: StackSettings, script: 'start' | 'start:clu
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // 'close', not 'exit': only then has everything the process printed been read, and a start
+  // that fails at once must fail with what it said.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   return {
     pid: child.pid as number,

@@ -6,12 +6,14 @@ import type { RouteResult } from './route-table';
 
 /**
  * `Idempotency-Key`: 1–255 visible ASCII characters, as Stripe takes it; the IETF draft's quoted
- * form (`"…"`, a structured-field string) is read as the same key without its quotes.
+ * form (`"…"`, a structured-field string) is read as the same key without its quotes. Only a
+ * quoted non-empty key is unquoted: `""` is a two-character key, so every value the documented
+ * pattern takes is a key the server takes.
  */
 export const idempotencyHeadersSchema = z.object({
   'idempotency-key': z
     .string()
-    .transform((v) => v.trim().replace(/^"(.*)"$/, '$1'))
+    .transform((v) => v.trim().replace(/^"(.+)"$/, '$1'))
     .pipe(idempotencyKeySchema)
     .optional()
     .openapi({
