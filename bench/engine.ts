@@ -9,18 +9,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { embeddedPostgresDurable, startEmbeddedPostgres } from '../core/embedded/postgres';
-import {
-  installTemporalSchemas,
-  registerNamespace,
-  resolveClusterTool,
-  startTemporalService,
-  temporalServerEnv,
-  TEMPORAL_SERVICES,
-  waitForFrontend,
-} from '../core/embedded/temporal-cluster';
-import type { Child } from '../core/process/child';
 import { freePort } from '../core/process/ports';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { startTestCluster, type TestCluster } from '../testkit/temporal-cluster';
 
 export type Engine = 'dev' | 'cluster';
 
@@ -47,40 +37,17 @@ export async function startClusterEngine(): Promise<() => Promise<void>> {
     port: await freePort(),
     durable: embeddedPostgresDurable(),
   });
-  const services: Child[] = [];
+  let cluster: TestCluster | undefined;
   const stop = async () => {
-    for (const service of [...services].reverse()) await service.stop('SIGTERM', 10_000);
+    await cluster?.stop('SIGTERM');
     await postgres.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
+    cluster = await startTestCluster(postgres);
     const adminUrl = postgres.url('postgres');
-    const server = await resolveClusterTool('server', { find: true });
-    await installTemporalSchemas(await resolveClusterTool('sql-tool', { find: true }), adminUrl);
-    const ports = {
-      frontend: await freePort(),
-      frontendHttp: await freePort(),
-      history: await freePort(),
-      matching: await freePort(),
-      worker: await freePort(),
-      membership: {
-        frontend: await freePort(),
-        history: await freePort(),
-        matching: await freePort(),
-        worker: await freePort(),
-      },
-      ui: 0,
-    };
-    const env = temporalServerEnv(adminUrl, ports);
-    const address = `127.0.0.1:${ports.frontend}`;
-    for (const name of TEMPORAL_SERVICES) {
-      const service = startTemporalService(server, name, env);
-      services.push(service);
-      if (name === 'frontend') await waitForFrontend(address, service);
-    }
-    await registerNamespace(address, 'default', SEARCH_ATTRIBUTES);
     process.env.TEST_DATABASE_URL = adminUrl;
-    process.env.TEST_TEMPORAL_ADDRESS = address;
+    process.env.TEST_TEMPORAL_ADDRESS = cluster.address;
     return stop;
   } catch (err) {
     await stop();

@@ -92,7 +92,8 @@ for suite in "$@"; do
     # driver, ffmpeg for merge_videos, Chromium for /docs offline and the console's browser tests
     test) needs=(temporal test-server minio ffmpeg chromium) ;;
     faults) needs=(temporal) ;;
-    chaos) needs=(temporal) ;; # the fault suite's PostgreSQL and Temporal dev server, killed
+    # the fault suite's PostgreSQL and Temporal dev server, killed; CHAOS_ENGINE=cluster: the cluster's services
+    chaos) if [ "${CHAOS_ENGINE:-dev}" = cluster ]; then needs=(temporal-server temporal-sql-tool); else needs=(temporal); fi ;;
     lifecycle) needs=(temporal) ;; # npm start's own tree
     fuzz) needs=(temporal ffmpeg schemathesis) ;; # the whole service, fuzzed by Schemathesis
     bench) needs=(temporal temporal-server temporal-sql-tool) ;; # --engine=cluster too

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
@@ -32,7 +33,9 @@ const { app, ops } = createApp(deps);
 const dispatcher = startDispatcher(deps);
 const reconciler = startReconciler(deps);
 
-const listening = listen(app, config, { port: config.PORT, host: config.HOST });
+// One of several gateways on one address (apps/stack/gateways.ts): each binds the port itself with
+// SO_REUSEPORT, and the kernel spreads new connections over them.
+const listening = listen(app, config, { port: config.PORT, host: config.HOST, shared: cluster.isWorker });
 const operator = startOperatorPort(ops, config, { port: config.METRICS_PORT, host: config.HOST });
 Promise.all([listening, operator]).then(
   ([, operatorServer]) => {

@@ -3,11 +3,16 @@ import path from 'node:path';
 import { describeExit } from '../../core/process/child';
 
 /**
- * Several gateways (apps/gateway/main.ts) serving one address, PORT, through Node's cluster module:
- * this process owns the listening socket and hands each new connection to the next gateway in
- * turn, so a client sees one service. `npm run start:cluster` runs it as one child (its own
- * process group, stopped by SIGTERM like any gateway); a gateway that dies is started again, as an
- * orchestrator would, while the others go on answering.
+ * Several gateways (apps/gateway/main.ts) serving one address, PORT: each binds it with
+ * SO_REUSEPORT and the kernel spreads new connections over their sockets (by a hash of each
+ * connection's addresses), so a client sees one service. Node's cluster module only forks and
+ * watches them. Its round-robin mode, where this process accepts each connection and hands it on,
+ * is not used: a connection handed to a gateway that dies before taking it stays open here,
+ * unanswered, until the client gives up (undici's fetch: 5 minutes); a gateway's own socket is
+ * closed with it, and the kernel resets what waited in its queue, so a client retries at once.
+ * `npm run start:cluster` runs it as one child (its own process group, stopped by SIGTERM like any
+ * gateway); a gateway that dies is started again, as an orchestrator would, while the others go on
+ * answering.
  *
  * Settings, from the environment: GATEWAY_PROCESSES (how many), GATEWAY_METRICS_PORTS (one
  * operator port per gateway, comma separated; a shared port could not tell the gateways apart).
@@ -20,9 +25,6 @@ cluster.setupPrimary({
   exec: path.join(__dirname, '../gateway/main.ts'),
   execArgv: ['--import', 'tsx'],
 });
-// Round robin (the default on Linux, said for the reader): the kernel's own choice piles
-// connections onto one process.
-cluster.schedulingPolicy = cluster.SCHED_RR;
 
 let stopping = false;
 let announced = false;

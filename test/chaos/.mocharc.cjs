@@ -1,7 +1,9 @@
 // The chaos suite (npm run test:chaos): two gateways and two workers under load, with SIGKILLs of
 // every process at random moments and at the moments the code announces (FAULT_PAUSE_AT).
 // CHAOS_RUNS (requests per scenario; CI's default is small, try 200 locally), CHAOS_FAULTS (kills
-// per scenario), CHAOS_SEED (replays a run: the suite prints it), CHAOS_SCENARIOS (names' prefixes).
+// per scenario), CHAOS_SEED (replays a run: the suite prints it), CHAOS_SCENARIOS (names' prefixes),
+// CHAOS_ENGINE (dev, the default: the Temporal dev server; cluster: the production topology's
+// Temporal, its services killed one at a time).
 // PostgreSQL is SIGKILLed here, so it runs durable (the default): with synchronous_commit off a
 // commit is answered before its WAL leaves shared memory, and a kill loses it.
 
@@ -13,5 +15,5 @@ module.exports = {
   exit: true,
   forbidOnly: Boolean(process.env.CI),
   reporter: 'test/support/summary-reporter.cjs',
-  'reporter-option': ['suite=chaos'],
+  'reporter-option': [`suite=${process.env.CHAOS_ENGINE === 'cluster' ? 'chaos (cluster)' : 'chaos'}`],
 };

@@ -16,6 +16,8 @@ import {
   subscribe,
   type Account,
   type Infra,
+  type TemporalEngine,
+  type TemporalPart,
 } from '../faults/support';
 import {
   approvePlans,
@@ -38,12 +40,19 @@ import {
  * point, core/process/fault.ts), then checks from the database and the receiver's log that
  * nothing was lost or doubled. CHAOS_RUNS requests per scenario (CI: few; locally: hundreds),
  * CHAOS_FAULTS kills per scenario, CHAOS_SEED to replay a run. A scenario whose kills did not all
- * hit work in flight is run again (up to three times) rather than passed.
+ * hit work in flight is run again (up to three times) rather than passed. CHAOS_ENGINE picks the
+ * Temporal it runs on: `dev` (the dev server, the default) or `cluster`.
  */
 const RUNS = Number(process.env.CHAOS_RUNS ?? 8);
 const FAULTS = Number(process.env.CHAOS_FAULTS ?? 1);
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const ONLY = process.env.CHAOS_SCENARIOS?.split(',').map((s) => s.trim());
+/** CHAOS_ENGINE=cluster runs every scenario on the production topology's Temporal cluster. */
+const ENGINE = ((engine: string): TemporalEngine => {
+  if (engine !== 'dev' && engine !== 'cluster')
+    throw new Error(`CHAOS_ENGINE must be dev or cluster, not "${engine}"`);
+  return engine;
+})(process.env.CHAOS_ENGINE ?? 'dev');
 const ATTEMPTS = 3;
 const TERMINAL = ['COMPLETE', 'FAILED', 'CANCELLED'];
 
@@ -307,6 +316,22 @@ function objectStorageDown(): Injector & Required<Pick<Stage, 'arm' | 'disarm'>>
   });
 }
 
+/**
+ * The Temporal server SIGKILLed: the dev server as a whole, or each of the cluster's services that
+ * serve the runs on its own (frontend, history, matching; its worker service runs only Temporal's
+ * own system workflows, so a kill of it hits no work of ours).
+ */
+function temporalKills(): { name: string; inject: Injector }[] {
+  const parts: TemporalPart[] = ENGINE === 'dev' ? ['dev server'] : ['frontend', 'history', 'matching'];
+  return parts.map((part) => ({
+    name: `Temporal ${part === 'dev server' ? 'server' : part} SIGKILL (random moment)`,
+    inject: randomKill(
+      (w) => w.infra.killTemporal(part),
+      (w) => w.infra.startTemporal(part),
+    ),
+  }));
+}
+
 /** What a scenario may do to the world before its load starts, and after it has settled. */
 interface Stage {
   arm?: (world: World) => Promise<void>;
@@ -368,13 +393,7 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
   },
   { name: `${DISK_FULL} (for 2–6 s, tool outputs being written)`, inject: diskFull() },
   { name: 'object storage down (MinIO SIGKILLed for 2–6 s)', inject: objectStorageDown() },
-  {
-    name: 'Temporal server SIGKILL (random moment)',
-    inject: randomKill(
-      (w) => w.infra.killTemporal(),
-      (w) => w.infra.startTemporal(),
-    ),
-  },
+  ...temporalKills(),
   {
     name: 'webhook receiver SIGKILL (random moment)',
     inject: randomKill(
@@ -398,7 +417,7 @@ const SCENARIOS: { name: string; inject: Injector & Stage }[] = [
   },
 ];
 
-describe('chaos (real processes, SIGKILL at random and at the worst moments)', function () {
+describe(`chaos (real processes, SIGKILL at random and at the worst moments)${ENGINE === 'cluster' ? ', on the Temporal cluster' : ''}`, function () {
   this.timeout(0);
   let world: World;
   let image: Awaited<ReturnType<typeof startImageServer>>;
@@ -409,9 +428,9 @@ describe('chaos (real processes, SIGKILL at random and at the worst moments)', f
 
   before(async function () {
     this.timeout(300_000);
-    console.log(`      CHAOS_SEED=${SEED} CHAOS_RUNS=${RUNS} CHAOS_FAULTS=${FAULTS}`);
+    console.log(`      CHAOS_SEED=${SEED} CHAOS_RUNS=${RUNS} CHAOS_FAULTS=${FAULTS} CHAOS_ENGINE=${ENGINE}`);
     up.dir = await mkdtemp(path.join(tmpdir(), 'chaos-'));
-    const infra = (up.infra = await startInfra());
+    const infra = (up.infra = await startInfra(ENGINE));
     const storageDir = (up.storageDir = path.join(up.dir, 'files'));
     if (!ONLY || ONLY.some((o) => DISK_FULL.startsWith(o) || o.startsWith(DISK_FULL))) {
       // The disk that fills is one of the storage's own, not the machine's.

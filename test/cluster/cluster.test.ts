@@ -15,12 +15,19 @@ interface Turn {
   kind: Kind;
 }
 
+/**
+ * A request a gateway does not answer within this is hung: a gateway that dies must leave its
+ * connections closed (the client retries at once), never open and silent.
+ */
+const HUNG_MS = 30_000;
+
 /** A POST through the one address; says its status. */
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(HUNG_MS),
   });
   await res.arrayBuffer();
   return res.status;
@@ -83,9 +90,13 @@ describe('the cluster topology (npm run start:cluster)', function () {
     return turns;
   }
 
-  /** Approves each plan as it appears, through the one address, until stopped. */
-  function approveWhileRunning(turns: Turn[]): { stop(): Promise<number> } {
+  /**
+   * Approves each plan as it appears, through the one address, until stopped; says how many it
+   * approved and how many of its requests hung.
+   */
+  function approveWhileRunning(turns: Turn[]): { stop(): Promise<{ approved: number; hung: number }> } {
     let running = true;
+    let hung = 0;
     const approved = new Set<string>();
     const loop = (async () => {
       while (running) {
@@ -99,7 +110,11 @@ describe('the cluster topology (npm run start:cluster)', function () {
             `${cluster.url}/api/v1/chats/${turn.chatId}/runs/${w.runId}/waitpoints/${w.id}/complete`,
             account.bearer,
             { approved: true },
-          ).catch(() => 0); // a gateway killed mid-request: the next round asks again
+          ).catch((err: Error) => {
+            // A gateway killed mid-request: the next round asks again.
+            if (err.name === 'TimeoutError') hung += 1;
+            return 0;
+          });
           if (status === 202) approved.add(w.id);
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -109,7 +124,7 @@ describe('the cluster topology (npm run start:cluster)', function () {
       async stop() {
         running = false;
         await loop;
-        return approved.size;
+        return { approved: approved.size, hung };
       },
     };
   }
@@ -263,7 +278,8 @@ describe('the cluster topology (npm run start:cluster)', function () {
         const backAfter = (Date.now() - killedAt) / 1000;
         assert.ok(await liveProcess(next), `${victim.process} runs again`);
         const result = await assertEachOnce(turns);
-        const plans = await approvals.stop();
+        const { approved: plans, hung } = await approvals.stop();
+        assert.equal(hung, 0, `requests left unanswered for ${HUNG_MS / 1000} s after the kill`);
         table.push(
           `| ${victim.name} (pid ${pid}) | ${turns.length} (${plans} plans approved) | ${backAfter.toFixed(1)} s | ${result.states} | none | ${result.deliveries}, each once |`,
         );

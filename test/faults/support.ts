@@ -20,9 +20,11 @@ import {
   type EmbeddedPostgresHandle,
 } from '../../core/embedded/postgres';
 import { devServerArgs } from '../../core/embedded/temporal-cli';
+import { TEMPORAL_SERVICES, type TemporalService } from '../../core/embedded/temporal-cluster';
 import { liveProcess } from '../../core/process/procfs';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { preparedTool } from '../../testkit/prepared';
+import { startTestCluster } from '../../testkit/temporal-cluster';
 import { freePort } from '../../testkit/stack';
 import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
@@ -30,30 +32,96 @@ import { waitFor } from '../support/wait';
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
 
+/**
+ * Where Temporal runs: `dev`, the dev server the tests use (one process, SQLite), or `cluster`,
+ * the production topology's Temporal (the server's four services as processes of their own, on
+ * the same PostgreSQL as the service, configured by deploy/temporal, as `npm run start:cluster`
+ * runs it).
+ */
+export type TemporalEngine = 'dev' | 'cluster';
+/** A process of the Temporal server that can be killed on its own. */
+export type TemporalPart = 'dev server' | TemporalService;
+
 export interface Infra {
+  engine: TemporalEngine;
+  /** The dev server, or the cluster's services in start order. */
+  temporalParts: readonly TemporalPart[];
   databaseUrl: string;
   temporalAddress: string;
   pool: Pool;
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
   stopTemporal(): Promise<void>;
-  startTemporal(): Promise<void>;
+  /** Starts `part` (every part not running when none is named), and waits for a frontend to answer. */
+  startTemporal(part?: TemporalPart): Promise<void>;
   /** SIGKILL of PostgreSQL's postmaster and every backend, as a crash would leave it. */
   killPostgres(): Promise<void>;
-  /** SIGKILL of the Temporal dev server. */
-  killTemporal(): Promise<void>;
+  /** SIGKILL of `part` of the Temporal server, or of all of it. */
+  killTemporal(part?: TemporalPart): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startInfra(): Promise<Infra> {
+interface TemporalRunner {
+  parts: readonly TemporalPart[];
+  address: string;
+  start(part?: TemporalPart): Promise<void>;
+  stop(signal: NodeJS.Signals, part?: TemporalPart): Promise<void>;
+}
+
+/** The dev server on its SQLite file, restartable with its data. */
+async function devServer(dir: string): Promise<TemporalRunner> {
+  const port = await freePort();
+  const cli = await preparedTool('temporal-cli.sh');
+  let server: ChildProcess | undefined;
+  return {
+    parts: ['dev server'],
+    address: `127.0.0.1:${port}`,
+    async start() {
+      if (server) return;
+      const uiPort = await freePort();
+      server = spawn(
+        cli,
+        devServerArgs({
+          port,
+          uiPort,
+          dbFile: path.join(dir, 'temporal.db'),
+          searchAttributes: SEARCH_ATTRIBUTES,
+        }),
+        { stdio: 'ignore' },
+      );
+      await waitFor(async () => ((await portOpen(port)) ? true : undefined), {
+        timeoutMs: 60_000,
+        what: 'the Temporal dev server',
+      });
+    },
+    async stop(signal) {
+      const child = server;
+      server = undefined;
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** The cluster's four services on the service's own PostgreSQL. */
+async function clusterServer(postgres: EmbeddedPostgresHandle): Promise<TemporalRunner> {
+  const cluster = await startTestCluster(postgres);
+  return {
+    parts: TEMPORAL_SERVICES,
+    address: cluster.address,
+    start: (part) => cluster.start(part === 'dev server' ? undefined : part),
+    stop: (signal, part) => cluster.stop(signal, part === 'dev server' ? undefined : part),
+  };
+}
+
+export async function startInfra(engine: TemporalEngine = 'dev'): Promise<Infra> {
   const dir = await mkdtemp(path.join(tmpdir(), 'faults-'));
   // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
   await chmod(dir, 0o755);
   const pgPort = await freePort();
-  const temporalPort = await freePort();
-  const cli = await preparedTool('temporal-cli.sh');
   let postgres: EmbeddedPostgresHandle | undefined;
-  let temporal: ChildProcess | undefined;
 
   const startPostgres = async () => {
     postgres = await startEmbeddedPostgres({
@@ -62,51 +130,29 @@ export async function startInfra(): Promise<Infra> {
       durable: embeddedPostgresDurable(),
     });
   };
-  const startTemporal = async () => {
-    const uiPort = await freePort();
-    temporal = spawn(
-      cli,
-      devServerArgs({
-        port: temporalPort,
-        uiPort,
-        dbFile: path.join(dir, 'temporal.db'),
-        searchAttributes: SEARCH_ATTRIBUTES,
-      }),
-      { stdio: 'ignore' },
-    );
-    await waitFor(async () => ((await portOpen(temporalPort)) ? true : undefined), {
-      timeoutMs: 60_000,
-      what: 'the Temporal dev server',
-    });
-  };
-  const stopTemporal = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    const child = temporal;
-    temporal = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  };
-
   await startPostgres();
   await (postgres as EmbeddedPostgresHandle).createDatabase('faults');
   const databaseUrl = (postgres as EmbeddedPostgresHandle).url('faults');
   await migrate(databaseUrl);
-  await startTemporal();
+  const temporal =
+    engine === 'dev' ? await devServer(dir) : await clusterServer(postgres as EmbeddedPostgresHandle);
+  await temporal.start();
   const pool = new Pool({ connectionString: databaseUrl, max: 4 });
   pool.on('error', () => undefined);
   return {
+    engine,
+    temporalParts: temporal.parts,
     databaseUrl,
-    temporalAddress: `127.0.0.1:${temporalPort}`,
+    temporalAddress: temporal.address,
     pool,
     startPostgres,
     async stopPostgres() {
       await postgres?.stop();
       postgres = undefined;
     },
-    startTemporal,
-    stopTemporal: () => stopTemporal(),
-    killTemporal: () => stopTemporal('SIGKILL'),
+    startTemporal: (part) => temporal.start(part),
+    stopTemporal: () => temporal.stop('SIGTERM'),
+    killTemporal: (part) => temporal.stop('SIGKILL', part),
     async killPostgres() {
       const server = postgres;
       postgres = undefined;
@@ -130,7 +176,7 @@ export async function startInfra(): Promise<Infra> {
     },
     async close() {
       await pool.end().catch(() => undefined);
-      await stopTemporal();
+      await temporal.stop('SIGTERM');
       await postgres?.stop();
       await rm(dir, { recursive: true, force: true });
     },
