@@ -6,7 +6,7 @@ import { redactUrlSignature } from '../../core/logging/logger';
 import { createMcpRouter } from '../mcp/router';
 import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
-import { jsonBody, RouteTable } from './http/route-table';
+import { RouteTable } from './http/route-table';
 import { apiKeyGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
@@ -91,11 +91,13 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerDocsRoutes(routes, deps.config);
   routes.mirrorForSession([sessionGuard(ops, 'console')]);
   routes.methodNotAllowed();
+  // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
+  // Ahead of the REST routes: every path of its is its own, and an assistant's every call would
+  // otherwise be matched against each REST route first.
+  const mcp = createMcpRouter(ops, deps.config);
+  app.use(mcp);
   app.use(consoleApp(deps.config));
   app.use(router);
-  // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
-  const mcp = createMcpRouter(ops, deps.config);
-  app.use(jsonBody, mcp);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -8,6 +8,7 @@ import type { KeyLimit } from '../../operations/limits';
 import type { Operations } from '../../operations';
 import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
 import { currentAuth, setAuth } from '../gateway/http/auth-context';
+import { jsonBody } from '../gateway/http/route-table';
 import { bearerCaller, bearerToken } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
@@ -156,7 +157,11 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
       sessionIdGenerator: undefined,
       enableJsonResponse: !needsStream(req.body),
     });
+    // A client gone before its whole answer stops the work (the handler's signal). Once the
+    // answer is written, nothing is left running to stop, and closing would only build the SDK's
+    // "connection closed" error (a stack trace) for no one.
     res.on('close', () => {
+      if (res.writableFinished) return;
       void transport.close();
       void server.close();
     });
@@ -164,7 +169,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
     await writeResponse(await transport.handleRequest(webRequest(req, base), { parsedBody: req.body }), res);
   };
 
-  router.post(MCP_PATH, checkOrigin, authenticate, serve);
+  router.post(MCP_PATH, checkOrigin, jsonBody, authenticate, serve);
   router.all(MCP_PATH, checkOrigin, (req, _res, next) => {
     if (req.method === 'OPTIONS') return next();
     throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: POST only.', undefined, {

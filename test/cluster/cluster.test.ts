@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { get as httpGet } from 'node:http';
 import sharp from 'sharp';
 import { liveProcess } from '../../core/process/procfs';
 import { send, signUp, startImageServer, startReceiver, subscribe, type Account } from '../faults/support';
@@ -31,6 +32,17 @@ async function post(url: string, headers: Record<string, string>, body: unknown)
   });
   await res.arrayBuffer();
   return res.status;
+}
+
+/** A GET on a connection of its own, closed after it; says its status. */
+function freshConnectionGet(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { headers, agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+  });
 }
 
 describe('the cluster topology (npm run start:cluster)', function () {
@@ -218,7 +230,11 @@ describe('the cluster topology (npm run start:cluster)', function () {
     } finally {
       await approvals.stop();
     }
-    // Each gateway answered part of the traffic: the one address spreads connections over both.
+    // Each gateway answers part of the traffic: the kernel spreads new connections over both
+    // (SO_REUSEPORT, by a hash of each connection's addresses). A client keeps its connections
+    // open, so the turns above may all have gone over one or two: these open one each.
+    for (let i = 0; i < 32; i++)
+      assert.equal(await freshConnectionGet(`${cluster.url}/api/v1/chats?limit=1`, account.bearer), 200);
     const served = await Promise.all(
       cluster.metricsUrls.map(async (url) => {
         const text = await (await fetch(url)).text();
