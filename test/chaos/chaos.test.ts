@@ -17,8 +17,8 @@ import {
   type Account,
   type Infra,
   type TemporalEngine,
-  type TemporalPart,
 } from '../faults/support';
+import type { TemporalService } from '../../core/embedded/temporal-cluster';
 import {
   approvePlans,
   directUrl,
@@ -322,12 +322,13 @@ function objectStorageDown(): Injector & Required<Pick<Stage, 'arm' | 'disarm'>>
  * own system workflows, so a kill of it hits no work of ours).
  */
 function temporalKills(): { name: string; inject: Injector }[] {
-  const parts: TemporalPart[] = ENGINE === 'dev' ? ['dev server'] : ['frontend', 'history', 'matching'];
-  return parts.map((part) => ({
-    name: `Temporal ${part === 'dev server' ? 'server' : part} SIGKILL (random moment)`,
+  const victims: (TemporalService | undefined)[] =
+    ENGINE === 'dev' ? [undefined] : ['frontend', 'history', 'matching'];
+  return victims.map((service) => ({
+    name: `Temporal ${service ?? 'server'} SIGKILL (random moment)`,
     inject: randomKill(
-      (w) => w.infra.killTemporal(part),
-      (w) => w.infra.startTemporal(part),
+      (w) => w.infra.killTemporal(service),
+      (w) => w.infra.startTemporal(service),
     ),
   }));
 }

@@ -20,11 +20,11 @@ import {
   type EmbeddedPostgresHandle,
 } from '../../core/embedded/postgres';
 import { devServerArgs } from '../../core/embedded/temporal-cli';
-import { TEMPORAL_SERVICES, type TemporalService } from '../../core/embedded/temporal-cluster';
+import type { TemporalService } from '../../core/embedded/temporal-cluster';
 import { liveProcess } from '../../core/process/procfs';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { preparedTool } from '../../testkit/prepared';
-import { startTestCluster } from '../../testkit/temporal-cluster';
+import { startTestCluster, type TestCluster } from '../../testkit/temporal-cluster';
 import { freePort } from '../../testkit/stack';
 import { watchOutput, type WatchedOutput } from '../support/output';
 import { waitFor } from '../support/wait';
@@ -39,34 +39,27 @@ const run = promisify(execFile);
  * runs it).
  */
 export type TemporalEngine = 'dev' | 'cluster';
-/** A process of the Temporal server that can be killed on its own. */
-export type TemporalPart = 'dev server' | TemporalService;
-
 export interface Infra {
-  engine: TemporalEngine;
-  /** The dev server, or the cluster's services in start order. */
-  temporalParts: readonly TemporalPart[];
   databaseUrl: string;
   temporalAddress: string;
   pool: Pool;
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
   stopTemporal(): Promise<void>;
-  /** Starts `part` (every part not running when none is named), and waits for a frontend to answer. */
-  startTemporal(part?: TemporalPart): Promise<void>;
+  /**
+   * Starts the cluster's `service`, or all of Temporal that is not running (the dev server is one
+   * process), and waits for a frontend to answer.
+   */
+  startTemporal(service?: TemporalService): Promise<void>;
   /** SIGKILL of PostgreSQL's postmaster and every backend, as a crash would leave it. */
   killPostgres(): Promise<void>;
-  /** SIGKILL of `part` of the Temporal server, or of all of it. */
-  killTemporal(part?: TemporalPart): Promise<void>;
+  /** SIGKILL of the cluster's `service`, or of all of Temporal. */
+  killTemporal(service?: TemporalService): Promise<void>;
   close(): Promise<void>;
 }
 
-interface TemporalRunner {
-  parts: readonly TemporalPart[];
-  address: string;
-  start(part?: TemporalPart): Promise<void>;
-  stop(signal: NodeJS.Signals, part?: TemporalPart): Promise<void>;
-}
+/** The dev server, or testkit's cluster, whose services start and stop one at a time. */
+type TemporalRunner = Pick<TestCluster, 'address' | 'start' | 'stop'>;
 
 /** The dev server on its SQLite file, restartable with its data. */
 async function devServer(dir: string): Promise<TemporalRunner> {
@@ -74,7 +67,6 @@ async function devServer(dir: string): Promise<TemporalRunner> {
   const cli = await preparedTool('temporal-cli.sh');
   let server: ChildProcess | undefined;
   return {
-    parts: ['dev server'],
     address: `127.0.0.1:${port}`,
     async start() {
       if (server) return;
@@ -105,17 +97,6 @@ async function devServer(dir: string): Promise<TemporalRunner> {
   };
 }
 
-/** The cluster's four services on the service's own PostgreSQL. */
-async function clusterServer(postgres: EmbeddedPostgresHandle): Promise<TemporalRunner> {
-  const cluster = await startTestCluster(postgres);
-  return {
-    parts: TEMPORAL_SERVICES,
-    address: cluster.address,
-    start: (part) => cluster.start(part === 'dev server' ? undefined : part),
-    stop: (signal, part) => cluster.stop(signal, part === 'dev server' ? undefined : part),
-  };
-}
-
 export async function startInfra(engine: TemporalEngine = 'dev'): Promise<Infra> {
   const dir = await mkdtemp(path.join(tmpdir(), 'faults-'));
   // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
@@ -134,14 +115,13 @@ export async function startInfra(engine: TemporalEngine = 'dev'): Promise<Infra>
   await (postgres as EmbeddedPostgresHandle).createDatabase('faults');
   const databaseUrl = (postgres as EmbeddedPostgresHandle).url('faults');
   await migrate(databaseUrl);
-  const temporal =
-    engine === 'dev' ? await devServer(dir) : await clusterServer(postgres as EmbeddedPostgresHandle);
+  // The cluster's services keep their data in the same PostgreSQL as the service.
+  const temporal: TemporalRunner =
+    engine === 'dev' ? await devServer(dir) : await startTestCluster(postgres as EmbeddedPostgresHandle);
   await temporal.start();
   const pool = new Pool({ connectionString: databaseUrl, max: 4 });
   pool.on('error', () => undefined);
   return {
-    engine,
-    temporalParts: temporal.parts,
     databaseUrl,
     temporalAddress: temporal.address,
     pool,
@@ -150,9 +130,9 @@ export async function startInfra(engine: TemporalEngine = 'dev'): Promise<Infra>
       await postgres?.stop();
       postgres = undefined;
     },
-    startTemporal: (part) => temporal.start(part),
+    startTemporal: (service) => temporal.start(service),
     stopTemporal: () => temporal.stop('SIGTERM'),
-    killTemporal: (part) => temporal.stop('SIGKILL', part),
+    killTemporal: (service) => temporal.stop('SIGKILL', service),
     async killPostgres() {
       const server = postgres;
       postgres = undefined;
