@@ -28,12 +28,21 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
 }
 
+/**
+ * How much longer than the server's statement timeout a query's answer may take to arrive before
+ * the client gives up on the connection: the server's own timeout cannot fire for a query whose
+ * bytes, or answer, the network lost, and a request would wait on it forever.
+ */
+const ANSWER_MARGIN_MS = 5_000;
+
 export function createDatabase(options: DatabaseOptions): Database {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
   const settings = {
     connectionString: options.url,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + ANSWER_MARGIN_MS,
   };
   const pool = new Pool({ ...settings, max: options.poolSize });
   const bookkeeping = new Pool({
@@ -74,7 +83,8 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
 
 /** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
 const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
-const PG_UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect)/;
+const PG_UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout)/;
 
 /** Whether a failed statement failed because PostgreSQL could not be reached, not because of it. */
 export function isDatabaseUnavailable(err: unknown): boolean {
@@ -89,10 +99,12 @@ export async function databaseReachable(pool: Pool, timeoutMs: number): Promise<
   if (!client) return false;
   try {
     await client.query({ text: 'SELECT 1', query_timeout: timeoutMs } as never);
-    return true;
-  } catch {
-    return false;
-  } finally {
     client.release();
+    return true;
+  } catch (err) {
+    // A connection whose answer is late is still busy with it: back in the pool, the next query
+    // would queue behind it, so it is closed instead.
+    client.release(err as Error);
+    return false;
   }
 }

@@ -569,7 +569,7 @@ async function runScenario(
     lastKill = fault.at;
   }
   await load;
-  const tally = await settle(world, requests);
+  const tally = await settle(world, requests, approvals.unapproved);
   const recover = (Date.now() - lastKill) / 1000;
   await approvals.stop();
   if (scenario.inject.disarm) await scenario.inject.disarm(world);
@@ -599,6 +599,7 @@ async function runScenario(
 async function settle(
   world: World,
   requests: Request[],
+  lastApproval: (runId: string) => string | undefined,
 ): Promise<Tally & { runs: number; terminal: number }> {
   const { pool } = world.infra;
   const lost: string[] = [];
@@ -633,7 +634,11 @@ async function settle(
     { timeoutMs: 300_000, intervalMs: 500, what: 'every run of the load to end' },
   ).catch(async () => runsOf());
   const terminal = runs.filter((r) => TERMINAL.includes(r.status)).length;
-  for (const r of runs) if (r.status !== 'COMPLETE') lost.push(`run ${r.runId} ended ${r.status}`);
+  for (const r of runs) {
+    if (r.status === 'WAITING')
+      lost.push(`run ${r.runId} ended WAITING; its last approval: ${lastApproval(r.runId) ?? 'none sent'}`);
+    else if (r.status !== 'COMPLETE') lost.push(`run ${r.runId} ended ${r.status}`);
+  }
   const byMarker = new Map<string, string[]>();
   for (const r of runs) byMarker.set(r.marker, [...(byMarker.get(r.marker) ?? []), r.runId]);
   for (const t of turns.filter((t) => !t.refused)) {

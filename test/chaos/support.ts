@@ -209,10 +209,17 @@ export interface Request {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Sends every request, a few at a time, each through a gateway picked by the seed. A client that
- * loses its connection does what docs/runs.md asks of one: it looks for what it asked for (here,
- * by the marker) before asking again, so a send the gateway admitted before dying is not sent
- * twice; a 5xx or 429 is retried after a moment.
+ * The load's requests are spread over at least this long: a few (CI's eight) sent at once would be
+ * done before a fault's random moment (0.5–3 s on) more often than not, and the fault would hit
+ * nothing. A large load is slower than this pace and is not held back by it.
+ */
+const LOAD_SPREAD_MS = 6_000;
+
+/**
+ * Sends every request, a few at a time and no faster than LOAD_SPREAD_MS allows, each through a
+ * gateway picked by the seed. A client that loses its connection does what docs/runs.md asks of
+ * one: it looks for what it asked for (here, by the marker) before asking again, so a send the
+ * gateway admitted before dying is not sent twice; a 5xx or 429 is retried after a moment.
  */
 export async function drive(input: {
   topology: Topology;
@@ -224,7 +231,8 @@ export async function drive(input: {
   deadline: number;
 }): Promise<void> {
   const { topology, account, pool, requests, imageUrl, random } = input;
-  const queue = [...requests];
+  const began = Date.now();
+  const queue = requests.map((r, i) => ({ r, notBefore: began + (i * LOAD_SPREAD_MS) / requests.length }));
   const exists = async (r: Request): Promise<boolean> => {
     const found =
       r.kind === 'direct'
@@ -298,7 +306,10 @@ export async function drive(input: {
   };
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      for (let r = queue.shift(); r; r = queue.shift()) await one(r);
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        await pause(next.notBefore - Date.now());
+        await one(next.r);
+      }
     }),
   );
 }
@@ -316,10 +327,22 @@ function turnBody(r: Request, imageUrl: string): Record<string, unknown> {
   };
 }
 
-/** Approves each pending plan of the user through a live gateway, until stopped. */
-export function approvePlans(topology: Topology, account: Account, pool: Pool): { stop(): Promise<void> } {
+/** How long an approval may go unanswered before the loop gives up on it and asks again. */
+const APPROVAL_ANSWER_MS = 30_000;
+
+/**
+ * Approves each pending plan of the user through a live gateway, until stopped. `unapproved`
+ * says, for a plan still pending, what its last approval got (a status and body, or no answer),
+ * so a run left WAITING names why.
+ */
+export function approvePlans(
+  topology: Topology,
+  account: Account,
+  pool: Pool,
+): { stop(): Promise<void>; unapproved(runId: string): string | undefined } {
   let running = true;
   const approved = new Set<string>();
+  const lastAnswer = new Map<string, string>();
   const loop = (async () => {
     while (running) {
       try {
@@ -330,19 +353,23 @@ export function approvePlans(topology: Topology, account: Account, pool: Pool): 
         for (const w of rows.filter((r) => !approved.has(r.id))) {
           const url = topology.url(0);
           if (!url) break;
-          const res = await fetch(
+          const answer = await fetch(
             `${url}/api/v1/chats/${w.chatId}/runs/${w.runId}/waitpoints/${w.id}/complete`,
             {
               method: 'POST',
               headers: { ...account.bearer, 'content-type': 'application/json' },
               body: JSON.stringify({ approved: true }),
+              signal: AbortSignal.timeout(APPROVAL_ANSWER_MS),
             },
+          ).then(
+            async (res) => ({ status: res.status, body: await res.text() }),
+            (err: Error) => ({ status: 0, body: `${err.name}: ${err.message}` }),
           );
-          await res.arrayBuffer();
-          if (res.status === 202) approved.add(w.id);
+          if (answer.status === 202) approved.add(w.id);
+          lastAnswer.set(w.runId, `${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
         }
       } catch {
-        // PostgreSQL or the gateway is down: the next round asks again.
+        // PostgreSQL is down: the next round asks again.
       }
       await pause(200);
     }
@@ -352,6 +379,7 @@ export function approvePlans(topology: Topology, account: Account, pool: Pool): 
       running = false;
       await loop;
     },
+    unapproved: (runId) => lastAnswer.get(runId),
   };
 }
 

@@ -119,7 +119,13 @@ export async function startInfra(engine: TemporalEngine = 'dev'): Promise<Infra>
   const temporal: TemporalRunner =
     engine === 'dev' ? await devServer(dir) : await startTestCluster(postgres as EmbeddedPostgresHandle);
   await temporal.start();
-  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  // The checks' own reads give up rather than hang on a connection PostgreSQL's kill left mute.
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: 4,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 30_000,
+  });
   pool.on('error', () => undefined);
   return {
     databaseUrl,
