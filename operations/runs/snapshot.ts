@@ -100,10 +100,14 @@ export async function loadSnapshotAt(
         row.live,
       ));
     // The tables have the status (every change of it is a statement); the workflow knows its step
-    // as soon as it schedules one, a moment before the step's first write.
-    if (state) {
-      snapshot.currentStep = Math.max(snapshot.currentStep, state.step);
+    // as soon as it schedules one, a moment before the step's first write. A view older than the
+    // tables (stored during a step the text has since moved past) gives way to what they show, so
+    // a snapshot never names an earlier step's work beside a later step's text.
+    if (state && state.step >= snapshot.currentStep) {
+      snapshot.currentStep = state.step;
       snapshot.activity = state.activity ?? null;
+    } else if (state) {
+      snapshot.activity = tablesActivity(snapshot);
     }
   }
   return { snapshot, eventSeq };
@@ -127,6 +131,17 @@ function evidentState(snapshot: RunSnapshot): LiveState | undefined {
   )
     return { step: 1, activity: modelStepActivity(1) };
   return undefined;
+}
+
+/**
+ * What a live run is doing as its tables show it: the tool call running (a step's calls run one at
+ * a time), else the model step whose text is being written.
+ */
+function tablesActivity(snapshot: RunSnapshot): string {
+  return (
+    snapshot.toolCalls.find((t) => t.status === 'RUNNING')?.toolName ??
+    modelStepActivity(snapshot.currentStep)
+  );
 }
 
 async function liveState(

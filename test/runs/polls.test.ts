@@ -57,14 +57,9 @@ describe('polling a run', function () {
 
   it('asks the workflow at most once a second for polls over two gateways, and answers 304 while nothing changes', async () => {
     const user = await createTestUser();
-    // A tool turn held in its second model step: the tables cannot tell that step from the tool
-    // before it (see evidentState), so a poll needs the workflow's own view.
-    model.replies.push(
-      { text: 'Drawing.', toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }] },
-      { text: 'A long answer, streamed in two halves.', toolCalls: [] },
-    );
-    model.holdAfterFirstHalf(1);
-    const { path } = await sendTurn(user, { text: 'hello' });
+    // The tables cannot tell the second model step from the tool before it (see evidentState), so
+    // a poll needs the workflow's own view.
+    const { path } = await heldToolTurn(user);
     let next = 0;
     // Each poll goes to the other gateway than the one before.
     const poll = (headers: Record<string, string> = {}) =>
@@ -104,6 +99,36 @@ describe('polling a run', function () {
       return body.status === 'COMPLETE' ? res : undefined;
     });
     assert.equal(done.status, 200, 'a changed run answers in full');
+  });
+
+  it("never shows an earlier step's activity beside a later step's text", async () => {
+    const user = await createTestUser();
+    const { path, runId } = await heldToolTurn(user);
+    const snapshot = async () =>
+      (await (await fetch(`${gateways[0]!.url}${path}`, { headers: user.bearer })).json()) as {
+        status: string;
+        text: string;
+        activity: string | null;
+        currentStep: number;
+      };
+    await waitFor(async () => {
+      const s = await snapshot();
+      return s.status === 'RUNNING' && s.text.includes('A long') ? s : undefined;
+    });
+    // The workflow's view as a poll stored it a moment ago, while the tool ran: recent, so it is
+    // not asked again, and older than the text the second model step has written since.
+    await (
+      await testStack()
+    ).db.pool.query(
+      `INSERT INTO "RunLiveState" ("runId", "askedAt", step, activity) VALUES ($1, now(), 1, 'ai_image_2')
+       ON CONFLICT ("runId") DO UPDATE SET "askedAt" = now(), step = 1, activity = 'ai_image_2'`,
+      [runId],
+    );
+    const shown = await snapshot();
+    assert.equal(shown.currentStep, 2);
+    assert.equal(shown.activity, 'model step 2');
+    model.release();
+    await waitFor(async () => ((await snapshot()).status === 'COMPLETE' ? true : undefined));
   });
 
   it('never asks the workflow of a plain turn in its model step, nor of a run waiting on its plan', async () => {
@@ -161,6 +186,16 @@ describe('polling a run', function () {
     });
     const turn = (await sent.json()) as { chatId: string; runId: string };
     return { ...turn, path: `/api/v1/chats/${turn.chatId}/runs/${turn.runId}` };
+  }
+
+  /** A tool turn (ai_image_2) whose second model step holds after the first half of its text. */
+  async function heldToolTurn(user: { bearer: Record<string, string> }) {
+    model.replies.push(
+      { text: 'Drawing.', toolCalls: [{ id: 'c1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }] },
+      { text: 'A long answer, streamed in two halves.', toolCalls: [] },
+    );
+    model.holdAfterFirstHalf(1);
+    return sendTurn(user, { text: 'hello' });
   }
 
   /** Sends a turn through the first gateway and waits, there, for it to complete. */
