@@ -81,6 +81,23 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   }
 }
 
+/**
+ * SQLSTATEs of a statement PostgreSQL rolled back whole to break a deadlock (40P01) or a
+ * serialization conflict (40001) with another transaction: run again, it meets that one finished.
+ */
+const PG_CONFLICT = new Set(['40P01', '40001']);
+
+/** Runs one self-contained statement (or transaction), again while PostgreSQL rolls it back for a conflict. */
+export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !PG_CONFLICT.has((err as { code?: string }).code ?? '')) throw err;
+    }
+  }
+}
+
 /** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
 const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
 const PG_UNAVAILABLE_MESSAGE =

@@ -3,6 +3,7 @@ import { AppError, ConflictError, NotFoundError, ValidationError } from '../../c
 import { hostRefusal, NOT_PUBLIC_MESSAGE } from '../../core/net/public-url';
 import { addLogContext } from '../../core/logging/context';
 import { runsAdmitted } from '../../core/metrics/registry';
+import { retryOnConflict } from '../../core/db/client';
 import { insertTurn, selectActiveRun, selectOwnAttachments, type TurnAdmission } from '../../core/runs/store';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
 import { currentTraceId } from '../../core/telemetry/tracing';
@@ -117,23 +118,28 @@ export async function admitTurn(
   for (const u of uploads)
     blocks.push({ type: mediaKind(u.mimeType), attachmentId: u.id, url: deps.storage.url(u.storageKey) });
 
-  // A unique violation is a send racing this one into the same chat: the chat is busy.
+  // A unique violation is a send racing this one into the same chat: the chat is busy. A deadlock
+  // is the chat's previous run ending at this moment: its ending waits on the chat this send
+  // locked, while this send's check of the chat's one active run waits on that ending; PostgreSQL
+  // rolls one back, and this send, run again, finds the run ended.
   const insert = (): Promise<TurnAdmission> =>
-    insertTurn(deps.db.pool, {
-      runId,
-      chatId,
-      userId: turn.userId,
-      newChatTitle: turn.chatId ? null : defaultTitle(turn.text),
-      messageId,
-      assistantMessageId,
-      planMode: turn.planMode,
-      traceId,
-      via: turn.via,
-      contentBlocks: blocks,
-      attachmentIds,
-      uploads,
-      maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
-    }).catch((err: unknown) => {
+    retryOnConflict(() =>
+      insertTurn(deps.db.pool, {
+        runId,
+        chatId,
+        userId: turn.userId,
+        newChatTitle: turn.chatId ? null : defaultTitle(turn.text),
+        messageId,
+        assistantMessageId,
+        planMode: turn.planMode,
+        traceId,
+        via: turn.via,
+        contentBlocks: blocks,
+        attachmentIds,
+        uploads,
+        maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
+      }),
+    ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
       throw err;
     });

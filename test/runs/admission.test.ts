@@ -161,6 +161,43 @@ describe('turn admission', () => {
     });
   });
 
+  it("admits a send that meets its chat's previous run ending, rather than failing it on their deadlock", async () => {
+    const first = (await (await send({ text: 'start' })).json()) as { chatId: string; runId: string };
+    const { db } = await testStack();
+    const ending = await db.pool.connect();
+    try {
+      // The previous run's ending, as finishRun writes it: the run row first, then its chat. This
+      // session waits on a deadlock far longer than the send's, so the send is the one rolled back.
+      await ending.query(`SET deadlock_timeout = '30s'`);
+      await ending.query('BEGIN');
+      await ending.query(`UPDATE "Run" SET status = 'COMPLETE', "finishedAt" = now() WHERE id = $1`, [
+        first.runId,
+      ]);
+      const next = fetch(`${gateway.url}/api/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.bearer },
+        body: JSON.stringify({ text: 'next', chatId: first.chatId }),
+      });
+      // The send holds the chat and waits on the ending's run row (the chat's one active run).
+      await waitFor(async () => {
+        const { rows } = await db.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%user_run_place_free%'`,
+        );
+        return rows.length ? true : undefined;
+      });
+      await ending.query(`UPDATE "Chat" SET "updatedAt" = now() WHERE id = $1`, [first.chatId]);
+      await ending.query('COMMIT');
+      const res = await next;
+      const body = (await res.json()) as { chatId: string; runId: string };
+      assert.equal(res.status, 202, JSON.stringify(body));
+      assert.equal(body.chatId, first.chatId);
+      assert.notEqual(body.runId, first.runId);
+    } finally {
+      await ending.query('ROLLBACK').catch(() => undefined);
+      ending.release();
+    }
+  });
+
   it('names the waiting run and its open plan in RUN_ACTIVE, with links that answer', async () => {
     const turn = (await (await send({ text: 'plan something', planMode: true })).json()) as {
       chatId: string;
