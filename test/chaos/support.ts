@@ -307,7 +307,7 @@ export async function drive(input: {
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
-        await pause(next.notBefore - Date.now());
+        await pause(Math.max(0, next.notBefore - Date.now()));
         await one(next.r);
       }
     }),
