@@ -68,16 +68,21 @@ export function createDatabase(options: DatabaseOptions): Database {
 /** Runs `work` in one transaction on one pooled connection: committed whole, or rolled back whole. */
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection whose ROLLBACK failed (its last answer lost, or PostgreSQL gone) is closed rather
+  // than handed, mid-transaction or still busy, to the next query.
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+      broken = rollbackErr;
+    });
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

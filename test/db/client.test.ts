@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
-import { createDatabase, databaseReachable, isDatabaseUnavailable } from '../../core/db/client';
+import {
+  createDatabase,
+  databaseReachable,
+  isDatabaseUnavailable,
+  withTransaction,
+} from '../../core/db/client';
 import { testStack } from '../../testkit/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
@@ -42,6 +47,28 @@ describe('database client: PostgreSQL that stops answering', () => {
       proxy.slow(0);
       // The connection stuck on the lost answer was closed, not handed to the next query.
       assert.equal((await db.pool.query<{ n: number }>('SELECT 3 AS n')).rows[0]?.n, 3);
+    } finally {
+      proxy.slow(0);
+      await db.close();
+    }
+  });
+
+  it('closes a connection whose transaction could not be rolled back instead of reusing it', async () => {
+    const db = createDatabase({ url, poolSize: 1, statementTimeoutMs: 500 });
+    try {
+      const failed = withTransaction(db.pool, async (client) => {
+        proxy.slow(60_000);
+        await client.query('SELECT 1');
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const err = await failed;
+      assert.ok(err instanceof Error && isDatabaseUnavailable(err), String(err));
+      proxy.slow(0);
+      const began = Date.now();
+      assert.equal((await db.pool.query<{ n: number }>('SELECT 5 AS n')).rows[0]?.n, 5);
+      assert.ok(Date.now() - began < 10_000, `answered in ${Date.now() - began} ms`);
     } finally {
       proxy.slow(0);
       await db.close();
