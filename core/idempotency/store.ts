@@ -42,10 +42,15 @@ export interface Claimed {
  * makes two gateways racing for a key see one winner.
  */
 export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | KeyHolder | null> {
-  // A fresh use's "createdAt" is this statement's now(), rounded as the column rounds it; a resumed
-  // use keeps its older one.
+  // A resumed use is one whose key was held, within its 24 hours, before this statement: read from
+  // the statement's own snapshot, not from the timestamps, which two claims within one millisecond
+  // would share.
   const { rows } = await pool.query<Claimed>(
-    `INSERT INTO "IdempotencyKey" ("userId", key, operation, fingerprint, owner, "lockedUntil")
+    `WITH prior AS (
+       SELECT 1 FROM "IdempotencyKey"
+        WHERE "userId" = $1 AND key = $2 AND "createdAt" >= now() - $7 * interval '1 hour'
+     )
+     INSERT INTO "IdempotencyKey" ("userId", key, operation, fingerprint, owner, "lockedUntil")
      VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
      ON CONFLICT ("userId", key) DO UPDATE
        SET operation = EXCLUDED.operation, fingerprint = EXCLUDED.fingerprint, owner = EXCLUDED.owner,
@@ -55,7 +60,7 @@ export async function claimKey(pool: Pool, claim: KeyClaim): Promise<Claimed | K
        WHERE "IdempotencyKey"."createdAt" < now() - $7 * interval '1 hour'
           OR ("IdempotencyKey".outcome IS NULL AND "IdempotencyKey"."lockedUntil" < now()
               AND "IdempotencyKey".fingerprint = EXCLUDED.fingerprint)
-     RETURNING "createdAt" AS since, "createdAt" <> now()::timestamptz(3) AS resumed`,
+     RETURNING "createdAt" AS since, EXISTS (SELECT 1 FROM prior) AS resumed`,
     [
       claim.userId,
       claim.key,

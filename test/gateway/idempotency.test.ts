@@ -273,16 +273,19 @@ describe('Idempotency-Key', function () {
     assert.equal(await count('CreditLedgerEntry'), 1);
   });
 
+  /** A claim of a fresh key for a send, by a new holder, with a minute's lease. */
+  const sendTurnClaim = () => ({
+    userId: user.userId,
+    key: randomUUID(),
+    operation: 'sendTurn',
+    fingerprint: 'f',
+    owner: randomUUID(),
+    leaseMs: 60_000,
+  });
+
   it("names a key's use: a fresh claim is a new use, a dead holder's taken over is the same use, resumed", async () => {
     const { db } = await testStack();
-    const claim = {
-      userId: user.userId,
-      key: randomUUID(),
-      operation: 'sendTurn',
-      fingerprint: 'f',
-      owner: randomUUID(),
-      leaseMs: 60_000,
-    };
+    const claim = sendTurnClaim();
     const fresh = await claimKey(db.pool, claim);
     assert.ok(fresh && 'since' in fresh);
     assert.equal(fresh.resumed, false);
@@ -294,6 +297,30 @@ describe('Idempotency-Key', function () {
     assert.ok(taken && 'since' in taken);
     assert.equal(taken.resumed, true);
     assert.equal(taken.since.getTime(), fresh.since.getTime());
+  });
+
+  it('tells a takeover from a new use even within the millisecond of the first claim', async () => {
+    const { db } = await testStack();
+    const claim = sendTurnClaim();
+    // One transaction: every statement's now() is the same instant, as it can be on a quick machine.
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const pool = client as unknown as Parameters<typeof claimKey>[0];
+      const fresh = await claimKey(pool, claim);
+      assert.ok(fresh && 'since' in fresh);
+      assert.equal(fresh.resumed, false);
+      await client.query(
+        `UPDATE "IdempotencyKey" SET "lockedUntil" = now() - interval '1 second' WHERE "userId" = $1 AND key = $2`,
+        [user.userId, claim.key],
+      );
+      const taken = await claimKey(pool, { ...claim, owner: randomUUID() });
+      assert.ok(taken && 'since' in taken);
+      assert.equal(taken.resumed, true);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 
   it('admits a send once when its first gateway died after admitting it, before storing the answer', async () => {
