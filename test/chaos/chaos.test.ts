@@ -569,7 +569,7 @@ async function runScenario(
     lastKill = fault.at;
   }
   await load;
-  const tally = await settle(world, requests, approvals.unapproved);
+  const tally = await settle(world, requests, approvals.lastAnswer);
   const recover = (Date.now() - lastKill) / 1000;
   await approvals.stop();
   if (scenario.inject.disarm) await scenario.inject.disarm(world);

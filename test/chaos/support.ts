@@ -331,18 +331,17 @@ function turnBody(r: Request, imageUrl: string): Record<string, unknown> {
 const APPROVAL_ANSWER_MS = 30_000;
 
 /**
- * Approves each pending plan of the user through a live gateway, until stopped. `unapproved`
- * says, for a plan still pending, what its last approval got (a status and body, or no answer),
- * so a run left WAITING names why.
+ * Approves each pending plan of the user through a live gateway, until stopped. `lastAnswer` says
+ * what a run's last approval got (a status and body, or no answer), so a run left WAITING names why.
  */
 export function approvePlans(
   topology: Topology,
   account: Account,
   pool: Pool,
-): { stop(): Promise<void>; unapproved(runId: string): string | undefined } {
+): { stop(): Promise<void>; lastAnswer(runId: string): string | undefined } {
   let running = true;
   const approved = new Set<string>();
-  const lastAnswer = new Map<string, string>();
+  const answers = new Map<string, string>();
   const loop = (async () => {
     while (running) {
       try {
@@ -366,10 +365,10 @@ export function approvePlans(
             (err: Error) => ({ status: 0, body: `${err.name}: ${err.message}` }),
           );
           if (answer.status === 202) approved.add(w.id);
-          lastAnswer.set(w.runId, `${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
+          answers.set(w.runId, `${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
         }
       } catch {
-        // PostgreSQL is down: the next round asks again.
+        // PostgreSQL is down, or an answer broke off: the next round asks again.
       }
       await pause(200);
     }
@@ -379,7 +378,7 @@ export function approvePlans(
       running = false;
       await loop;
     },
-    unapproved: (runId) => lastAnswer.get(runId),
+    lastAnswer: (runId) => answers.get(runId),
   };
 }
 

@@ -4,6 +4,7 @@ import {
   databaseReachable,
   isDatabaseUnavailable,
   withTransaction,
+  type Database,
 } from '../../core/db/client';
 import { testStack } from '../../testkit/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
@@ -15,9 +16,32 @@ function through(url: string, address: string): string {
   return u.toString();
 }
 
+/** What `work` failed with, or undefined when it succeeded. */
+const failureOf = (work: Promise<unknown>): Promise<unknown> =>
+  work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+
 describe('database client: PostgreSQL that stops answering', () => {
   let proxy: TcpProxy;
   let url: string;
+  let db: Database | undefined;
+
+  /** The pool's one connection, through the proxy. */
+  const open = (statementTimeoutMs: number): Database =>
+    (db = createDatabase({ url, poolSize: 1, statementTimeoutMs }));
+
+  /**
+   * Once the network answers again, the pool's next query answers at once: no connection it
+   * hands out still waits on an answer that was lost.
+   */
+  const nextQueryAnswersAtOnce = async (pool: Database['pool']) => {
+    proxy.slow(0);
+    const began = Date.now();
+    assert.equal((await pool.query<{ n: number }>('SELECT 7 AS n')).rows[0]?.n, 7);
+    assert.ok(Date.now() - began < 10_000, `answered in ${Date.now() - began} ms`);
+  };
 
   beforeEach(async () => {
     const stack = await testStack();
@@ -26,68 +50,43 @@ describe('database client: PostgreSQL that stops answering', () => {
   });
 
   afterEach(async () => {
+    proxy.slow(0);
+    await db?.close();
+    db = undefined;
     await proxy.close();
   });
 
   it('fails a query whose answer never comes as unavailable (503), and the next query works', async () => {
-    const db = createDatabase({ url, poolSize: 1, statementTimeoutMs: 500 });
-    try {
-      assert.equal((await db.pool.query<{ n: number }>('SELECT 1 AS n')).rows[0]?.n, 1);
-      // Every byte held for a minute: to the client, a network that lost the query.
-      proxy.slow(60_000);
-      const began = Date.now();
-      const err = await db.pool.query('SELECT 2').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      const waited = Date.now() - began;
-      assert.ok(err instanceof Error, 'the query fails');
-      assert.ok(isDatabaseUnavailable(err), `taken for PostgreSQL unavailable: ${err.message}`);
-      assert.ok(waited < 15_000, `gave up after ${waited} ms, not the minute the answer would take`);
-      proxy.slow(0);
-      // The connection stuck on the lost answer was closed, not handed to the next query.
-      assert.equal((await db.pool.query<{ n: number }>('SELECT 3 AS n')).rows[0]?.n, 3);
-    } finally {
-      proxy.slow(0);
-      await db.close();
-    }
+    const { pool } = open(500);
+    assert.equal((await pool.query<{ n: number }>('SELECT 1 AS n')).rows[0]?.n, 1);
+    // Every byte held for a minute: to the client, a network that lost the query.
+    proxy.slow(60_000);
+    const began = Date.now();
+    const err = await failureOf(pool.query('SELECT 2'));
+    const waited = Date.now() - began;
+    assert.ok(err instanceof Error, 'the query fails');
+    assert.ok(isDatabaseUnavailable(err), `taken for PostgreSQL unavailable: ${err.message}`);
+    assert.ok(waited < 15_000, `gave up after ${waited} ms, not the minute the answer would take`);
+    await nextQueryAnswersAtOnce(pool);
   });
 
   it('closes a connection whose transaction could not be rolled back instead of reusing it', async () => {
-    const db = createDatabase({ url, poolSize: 1, statementTimeoutMs: 500 });
-    try {
-      const failed = withTransaction(db.pool, async (client) => {
+    const { pool } = open(500);
+    const err = await failureOf(
+      withTransaction(pool, async (client) => {
         proxy.slow(60_000);
         await client.query('SELECT 1');
-      }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      const err = await failed;
-      assert.ok(err instanceof Error && isDatabaseUnavailable(err), String(err));
-      proxy.slow(0);
-      const began = Date.now();
-      assert.equal((await db.pool.query<{ n: number }>('SELECT 5 AS n')).rows[0]?.n, 5);
-      assert.ok(Date.now() - began < 10_000, `answered in ${Date.now() - began} ms`);
-    } finally {
-      proxy.slow(0);
-      await db.close();
-    }
+      }),
+    );
+    assert.ok(err instanceof Error && isDatabaseUnavailable(err), String(err));
+    await nextQueryAnswersAtOnce(pool);
   });
 
   it('closes a connection whose readiness check timed out instead of reusing it', async () => {
-    const db = createDatabase({ url, poolSize: 1, statementTimeoutMs: 30_000 });
-    try {
-      assert.equal(await databaseReachable(db.pool, 1_000), true);
-      proxy.slow(60_000);
-      assert.equal(await databaseReachable(db.pool, 300), false);
-      proxy.slow(0);
-      // On the one connection the check used, this query would wait out the held minute.
-      const began = Date.now();
-      assert.equal((await db.pool.query<{ n: number }>('SELECT 4 AS n')).rows[0]?.n, 4);
-      assert.ok(Date.now() - began < 10_000, `answered in ${Date.now() - began} ms`);
-    } finally {
-      await db.close();
-    }
+    const { pool } = open(30_000);
+    assert.equal(await databaseReachable(pool, 1_000), true);
+    proxy.slow(60_000);
+    assert.equal(await databaseReachable(pool, 300), false);
+    await nextQueryAnswersAtOnce(pool);
   });
 });
