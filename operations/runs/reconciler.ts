@@ -83,12 +83,19 @@ export function startReconciler(
     return 1;
   };
 
-  /** Executions closed since the last look whose run is still active. */
+  /**
+   * Executions closed since the last look, other than by completing, whose run is still active. A
+   * Completed execution has ended its run, or left it to the execution that ended it: the workflow
+   * returns only after its finishRun, or having found the run already ended or another's. Those are
+   * nearly every close, and looking at each (every look reaches a minute back) cost a busy stack
+   * more than the turns' own history writes; a bug that left a run active anyway is still caught
+   * by the stale runs' look.
+   */
   const closedExecutions = async (since: number) => {
     const executions = new Map<string, string>();
     const query =
       `WorkflowType = '${AGENT_WORKFLOW_TYPE}' AND ExecutionStatus != 'Running' ` +
-      `AND CloseTime > '${new Date(since).toISOString()}'`;
+      `AND ExecutionStatus != 'Completed' AND CloseTime > '${new Date(since).toISOString()}'`;
     for await (const execution of deps.temporal.client.workflow.list({ query })) {
       const runId = execution.typedSearchAttributes.get(runIdSearchAttribute);
       if (runId) executions.set(runId, execution.runId);

@@ -86,14 +86,15 @@ describe('the reconciler', function () {
    * The test database is shared by every suite: a first pass ends whatever run another suite left
    * behind, so a test's repair count is its own run's alone.
    */
-  const sweepLeftovers = async () => {
-    const sweep = startReconciler(gateway.deps, 60_000);
+  const onePass = async () => {
+    const reconciler = startReconciler(gateway.deps, 60_000);
     try {
-      await sweep.pass();
+      return await reconciler.pass();
     } finally {
-      await sweep.stop();
+      await reconciler.stop();
     }
   };
+  const sweepLeftovers = onePass;
 
   it('ends a run whose execution an operator terminated, with its one agent.failed, and counts the repair', async () => {
     await sweepLeftovers();
@@ -156,6 +157,31 @@ describe('the reconciler', function () {
     assert.equal((await run(turn.runId)).status, 'FAILED');
     assert.equal((await repairs('lost_execution')) - before, 1);
     assert.ok(await failedEventFor(turn.runId));
+  });
+
+  it('leaves a completed execution to the stale look: its run, left active by a bug, ends once it stops moving', async () => {
+    await sweepLeftovers();
+    const turn = await send(gateway, { text: 'completes' });
+    const { db, temporal } = await testStack();
+    await temporal.client.workflow.getHandle(turn.chatId).result();
+    // As if the workflow had completed without ending its run.
+    await db.pool.query(`UPDATE "Run" SET status = 'RUNNING', "finishedAt" = NULL WHERE id = $1`, [
+      turn.runId,
+    ]);
+    const closedBefore = await repairs('closed_execution');
+    const lostBefore = await repairs('lost_execution');
+    await onePass();
+    assert.equal((await run(turn.runId)).status, 'RUNNING', 'a Completed execution is not looked at');
+    await db.pool.query(`UPDATE "Run" SET "updatedAt" = now() - interval '1 hour' WHERE id = $1`, [
+      turn.runId,
+    ]);
+    await onePass();
+    assert.deepEqual(await run(turn.runId), {
+      status: 'FAILED',
+      error: 'The run stopped before it finished.',
+    });
+    assert.equal((await repairs('closed_execution')) - closedBefore, 0);
+    assert.equal((await repairs('lost_execution')) - lostBefore, 1);
   });
 
   it('starts a delivery whose workflow never started', async () => {
