@@ -39,7 +39,7 @@ export function startDispatcher(deps: OperationDeps, intervalMs = INTERVAL_MS): 
       if (!stopRequested) {
         // Started, or found started: its execution takes it as soon as a worker is free, so asking
         // again every pass (while workers are busy or down) would only add load.
-        if (await startRun(deps, run)) await markRunsChecked(deps.db.pool, [run.runId]);
+        if (await startRun(deps, run, 'dispatcher')) await markRunsChecked(deps.db.pool, [run.runId]);
         continue;
       }
       const ended = await finishRun(deps.db.pool, {

@@ -13,17 +13,24 @@ const CLOSING_WAIT_MS = 3_000;
 export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: RunVia };
 
 /**
+ * Who asks for the start: the request that admitted the run, which nothing else has started yet
+ * (the dispatcher leaves a run that young alone), or the dispatcher, whose run some earlier start
+ * may have taken.
+ */
+export type StartedBy = 'admission' | 'dispatcher';
+
+/**
  * Starts the chat's workflow for this run. Safe to call again (the dispatcher does): a start that
  * finds the chat's workflow running accepts it when that execution carries this run, and
  * otherwise (the previous run's execution still closing) waits for it briefly, once. The run's
  * row is written by its own execution (see gateStep), not here. Returns the Temporal run id, or
  * null when the run is not started yet (the dispatcher will).
  */
-export async function startRun(deps: OperationDeps, run: RunToStart): Promise<string | null> {
-  const first = await tryStart(deps, run);
+export async function startRun(deps: OperationDeps, run: RunToStart, by: StartedBy): Promise<string | null> {
+  const first = await tryStart(deps, run, by);
   if (first !== PREVIOUS_RUN_CLOSING) return first;
   await previousExecutionClosed(deps, run.chatId);
-  const second = await tryStart(deps, run);
+  const second = await tryStart(deps, run, by);
   return second === PREVIOUS_RUN_CLOSING ? null : second;
 }
 
@@ -41,6 +48,7 @@ async function previousExecutionClosed(deps: OperationDeps, chatId: string): Pro
 async function tryStart(
   deps: OperationDeps,
   run: RunToStart,
+  by: StartedBy,
 ): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;
   const { via, ...input } = run;
@@ -61,6 +69,10 @@ async function tryStart(
       deps.logger.warn({ runId: run.runId, err }, 'run not started yet; the dispatcher will retry');
       return null;
     }
+    // A turn sent the moment its chat's previous run ended finds that run's execution still
+    // closing (the run ends in its last step, the execution a workflow task later): at admission
+    // the running execution cannot be this run's, so it is not asked which run it carries.
+    if (by === 'admission') return PREVIOUS_RUN_CLOSING;
     return (await runningExecutionOf(client, run.chatId, run.runId)) ?? PREVIOUS_RUN_CLOSING;
   }
 }

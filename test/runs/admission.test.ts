@@ -500,13 +500,13 @@ describe('turn admission', () => {
       attachmentIds: [],
       planMode: false,
     });
-    const first = await startRun(gateway.deps, admitted.run);
+    const first = await startRun(gateway.deps, admitted.run, 'admission');
     assert.ok(first);
     const { db } = await testStack();
     assert.equal(
-      await startRun(gateway.deps, admitted.run),
+      await startRun(gateway.deps, admitted.run, 'dispatcher'),
       first,
-      'the retry attaches to its own execution',
+      "the dispatcher's retry attaches to its own execution",
     );
 
     // The chat's workflow still runs for this run; a later run of the chat must not attach to it.
@@ -520,10 +520,11 @@ describe('turn admission', () => {
       attachmentIds: [],
       planMode: false,
     });
-    assert.equal(
-      await startRun(gateway.deps, next.run),
-      null,
-      'left for the dispatcher while the previous run closes',
-    );
+    for (const by of ['admission', 'dispatcher'] as const)
+      assert.equal(
+        await startRun(gateway.deps, next.run, by),
+        null,
+        `left for the dispatcher while the previous run closes (${by})`,
+      );
   });
 });
