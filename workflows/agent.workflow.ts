@@ -36,7 +36,7 @@ import { userSafeFailure } from './failures';
 import { agentRunWorkflowV1 } from './legacy/agent-v1';
 import { runStatusSearchAttribute } from './search-attributes';
 import { runsAsLocalActivity } from './tool-call.contract';
-import { WORKFLOWS_V3, WORKFLOWS_V4 } from './versions';
+import { v4OrLater, WORKFLOWS_V3 } from './versions';
 
 const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
@@ -46,7 +46,7 @@ const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'ex
 /** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
   // Runs started before turn-v2 replay, and go on, on the code they started with (versions.ts).
-  const v4 = patched(WORKFLOWS_V4);
+  const v4 = v4OrLater();
   if (!v4 && !patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
   return new Turn(input, v4).run();
 }

@@ -1,16 +1,14 @@
+import type { Payload } from '@temporalio/common';
+import type * as OpenTelemetry from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import {
-  OpenTelemetryInboundInterceptor,
-  OpenTelemetryInternalsInterceptor,
-  OpenTelemetryOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/workflow';
-import {
+  defaultPayloadConverter,
   workflowInfo,
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptorsFactory,
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { chatIdSearchAttribute, runIdSearchAttribute, userIdSearchAttribute } from './search-attributes';
-import { v3OrLater } from './versions';
+import { v3OrLater, v5 } from './versions';
 
 /**
  * Lines a workflow logs (`log` of @temporalio/workflow) carry the ids every other line does, read
@@ -30,36 +28,70 @@ const logIds: WorkflowOutboundCallsInterceptor = {
   },
 };
 
+/**
+ * The header Temporal's OpenTelemetry client interceptor writes on a start: the propagated
+ * context, an empty map when the starter was not tracing.
+ */
+const TRACE_HEADER = '_tracer-data';
+
+/** Whether a start carried a trace to join (its propagated context has any field). */
+export function startCarriesTrace(headers: Record<string, Payload>): boolean {
+  const header = headers[TRACE_HEADER];
+  if (header === undefined) return false;
+  const carrier: unknown = defaultPayloadConverter.fromPayload(header);
+  return typeof carrier === 'object' && carrier !== null && Object.keys(carrier).length > 0;
+}
+
+interface Tracing {
+  inbound: OpenTelemetry.OpenTelemetryInboundInterceptor;
+  outbound: OpenTelemetry.OpenTelemetryOutboundInterceptor;
+  internals: OpenTelemetry.OpenTelemetryInternalsInterceptor;
+}
+
+/**
+ * OpenTelemetry's workflow interceptors, evaluated only for an execution that traces: the sandbox
+ * evaluates a workflow's modules afresh for every execution, and these (with the OpenTelemetry SDK
+ * they bring) cost several milliseconds of a turn's CPU each time.
+ */
+function startTracing(): Tracing {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a require is what defers the evaluation
+  const otel = require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof OpenTelemetry;
+  return {
+    inbound: new otel.OpenTelemetryInboundInterceptor(),
+    outbound: new otel.OpenTelemetryOutboundInterceptor(),
+    internals: new otel.OpenTelemetryInternalsInterceptor(),
+  };
+}
+
 export const interceptors: WorkflowInterceptorsFactory = () => {
-  const otelInbound = new OpenTelemetryInboundInterceptor();
-  const otelOutbound = new OpenTelemetryOutboundInterceptor();
-  const otelInternals = new OpenTelemetryInternalsInterceptor();
   // Decided once, by the execution's first call (its start, before any signal or query reaches it).
-  let traced = false;
+  let traced: Tracing | undefined;
 
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
-      // Executions from before the interceptors replay, and go on, without them (see versions.ts).
-      traced = v3OrLater();
-      return traced ? otelInbound.execute(input, next) : next(input);
+      // v5 traces when its start carried a trace; v3 and v4 always did, and go on doing so (they
+      // draw span ids from the workflow's random numbers, as uuid4() does); executions from before
+      // the interceptors replay, and go on, without them (see versions.ts).
+      if (v5() ? startCarriesTrace(input.headers) : v3OrLater()) traced = startTracing();
+      return traced ? traced.inbound.execute(input, next) : next(input);
     },
-    handleSignal: (input, next) => (traced ? otelInbound.handleSignal(input, next) : next(input)),
-    handleUpdate: (input, next) => (traced ? otelInbound.handleUpdate(input, next) : next(input)),
-    validateUpdate: (input, next) => (traced ? otelInbound.validateUpdate(input, next) : next(input)),
-    handleQuery: (input, next) => (traced ? otelInbound.handleQuery(input, next) : next(input)),
+    handleSignal: (input, next) => (traced ? traced.inbound.handleSignal(input, next) : next(input)),
+    handleUpdate: (input, next) => (traced ? traced.inbound.handleUpdate(input, next) : next(input)),
+    validateUpdate: (input, next) => (traced ? traced.inbound.validateUpdate(input, next) : next(input)),
+    handleQuery: (input, next) => (traced ? traced.inbound.handleQuery(input, next) : next(input)),
   };
   const outbound: WorkflowOutboundCallsInterceptor = {
-    scheduleActivity: (input, next) => (traced ? otelOutbound.scheduleActivity(input, next) : next(input)),
+    scheduleActivity: (input, next) => (traced ? traced.outbound.scheduleActivity(input, next) : next(input)),
     scheduleLocalActivity: (input, next) =>
-      traced ? otelOutbound.scheduleLocalActivity(input, next) : next(input),
+      traced ? traced.outbound.scheduleLocalActivity(input, next) : next(input),
     startNexusOperation: (input, next) =>
-      traced ? otelOutbound.startNexusOperation(input, next) : next(input),
+      traced ? traced.outbound.startNexusOperation(input, next) : next(input),
     startChildWorkflowExecution: (input, next) =>
-      traced ? otelOutbound.startChildWorkflowExecution(input, next) : next(input),
-    continueAsNew: (input, next) => (traced ? otelOutbound.continueAsNew(input, next) : next(input)),
-    signalWorkflow: (input, next) => (traced ? otelOutbound.signalWorkflow(input, next) : next(input)),
-    getLogAttributes: (input, next) => (traced ? otelOutbound.getLogAttributes(input, next) : next(input)),
-    getMetricTags: (input, next) => (traced ? otelOutbound.getMetricTags(input, next) : next(input)),
+      traced ? traced.outbound.startChildWorkflowExecution(input, next) : next(input),
+    continueAsNew: (input, next) => (traced ? traced.outbound.continueAsNew(input, next) : next(input)),
+    signalWorkflow: (input, next) => (traced ? traced.outbound.signalWorkflow(input, next) : next(input)),
+    getLogAttributes: (input, next) => (traced ? traced.outbound.getLogAttributes(input, next) : next(input)),
+    getMetricTags: (input, next) => (traced ? traced.outbound.getMetricTags(input, next) : next(input)),
   };
   return {
     inbound: [inbound],
@@ -68,7 +100,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
       {
         dispose(input, next) {
           // Its dispose is async, though the SDK calls it without waiting: as it would unwrapped.
-          if (traced) void otelInternals.dispose(input, next);
+          if (traced) void traced.internals.dispose(input, next);
           else next(input);
         },
       },

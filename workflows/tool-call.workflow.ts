@@ -9,7 +9,7 @@ import type { ToolsActivities } from '../activities/tools';
 import type { WebhooksActivities } from '../activities/webhooks';
 import { BOOKKEEPING, LOCAL_TOOL_CALL, TOOL_CALL } from './activity-options';
 import { userSafeFailure } from './failures';
-import { WORKFLOWS_V3, WORKFLOWS_V4 } from './versions';
+import { v4OrLater, WORKFLOWS_V3 } from './versions';
 import {
   TOOL_OUTBOX_PATCH,
   runsAsLocalActivity,
@@ -25,7 +25,7 @@ const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(B
 
 /** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
-  const v4 = patched(WORKFLOWS_V4);
+  const v4 = v4OrLater();
   const outboxed = v4 || patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
   const runner = v4 && runsAsLocalActivity(input.toolName) ? localTools : tools;
   let result: ToolCallOutput;

@@ -15,11 +15,26 @@ import { patched } from '@temporalio/workflow';
  *   or never); a delivery that gives up ends Failed rather than Completed.
  * - workflows-v4: a tool that runs on the worker's own CPU in moments (crop_image) is a local
  *   activity, in a turn and in a blocking tool call (activity-options.ts LOCAL_TOOL_CALL).
+ * - workflows-v5: the OpenTelemetry interceptors trace an execution only when its start carried a
+ *   trace (see interceptors.ts), and are not even evaluated otherwise. The decision is read from
+ *   the start's header, which a replay sees as the first run did, so the execution draws the
+ *   same random numbers on every worker, traced or not.
  */
 export const WORKFLOWS_V3 = 'workflows-v3';
 export const WORKFLOWS_V4 = 'workflows-v4';
+export const WORKFLOWS_V5 = 'workflows-v5';
 
-/** Whether the execution is v4, or began as v3 (and keeps v3's shape where v4 differs). */
+/** Whether the execution is v5. */
+export function v5(): boolean {
+  return patched(WORKFLOWS_V5);
+}
+
+/** Whether the execution is v5, or began as v4 (and keeps v4's shape where v5 differs). */
+export function v4OrLater(): boolean {
+  return v5() || patched(WORKFLOWS_V4);
+}
+
+/** Whether the execution is v4 or later, or began as v3 (and keeps v3's shape where later ones differ). */
 export function v3OrLater(): boolean {
-  return patched(WORKFLOWS_V4) || patched(WORKFLOWS_V3);
+  return v4OrLater() || patched(WORKFLOWS_V3);
 }

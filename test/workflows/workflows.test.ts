@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { agentRunInput, timeSkippingEnvironment } from '../support/time-skipping';
 import { Worker } from '@temporalio/worker';
 import type { AgentActivities, FinishInput } from '../../activities/agent';
 import type { RunToolInput } from '../../core/tools/types';
@@ -19,9 +19,6 @@ import {
 import type { agentRunWorkflow } from '../../workflows/agent.workflow';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { preparedTool } from '../../testkit/prepared';
-import { installTestRuntime } from '../../testkit/stack';
 
 /**
  * The workflows' own logic, on Temporal's time-skipping test server with every activity mocked:
@@ -73,20 +70,7 @@ describe('workflows, with mocked activities on a time-skipping server', function
   };
 
   before(async () => {
-    await installTestRuntime();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: await preparedTool('temporal-test-server.sh') } },
-    });
-    // The test server knows only the search attributes it is told of, as a real cluster does.
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(
-        SEARCH_ATTRIBUTES.map((k) => [
-          k.name,
-          temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-        ]),
-      ),
-    });
+    env = await timeSkippingEnvironment();
     const activities: Pick<AgentActivities, 'agentStep' | 'finishRun' | 'expirePlan'> &
       Record<string, unknown> = {
       async agentStep(input) {
@@ -140,19 +124,7 @@ describe('workflows, with mocked activities on a time-skipping server', function
     return env.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
       taskQueue,
       workflowId: randomUUID(),
-      args: [
-        {
-          runId,
-          chatId: randomUUID(),
-          userId: randomUUID(),
-          messageId: randomUUID(),
-          assistantMessageId: randomUUID(),
-          traceId: 'a'.repeat(32),
-          planMode: false,
-          planApprovalTimeoutMs: DAY_MS,
-          ...input,
-        },
-      ],
+      args: [agentRunInput({ runId, planApprovalTimeoutMs: DAY_MS, ...input })],
     });
   }
 
