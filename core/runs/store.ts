@@ -689,9 +689,21 @@ export async function listRunsAwaitingSignal(pool: Pool): Promise<
  */
 /**
  * `no-chat`: no such chat of the user. `chat-busy`: the chat has a run not yet terminal.
- * `at-cap`: the user has `maxActiveRuns` runs not yet terminal. Nothing is written but on `admitted`.
+ * `at-cap`: the user has `maxActiveRuns` runs not yet terminal. Nothing is written but on admission.
  */
-export type TurnAdmission = 'admitted' | 'no-chat' | 'chat-busy' | 'at-cap';
+export type TurnAdmission =
+  | {
+      admitted: true;
+      /**
+       * The Temporal run id of the chat's previous run when that run ended within
+       * `closingSeconds`: its execution may still be closing (it closes a workflow task after its
+       * run ends), and the chat's next start cannot begin before it has.
+       */
+      closingExecution: string | null;
+    }
+  | 'no-chat'
+  | 'chat-busy'
+  | 'at-cap';
 
 export async function insertTurn(
   pool: Pool,
@@ -718,12 +730,19 @@ export async function insertTurn(
     }[];
     /** The user's cap on runs not yet terminal. */
     maxActiveRuns: number;
+    /** How recently the chat's previous run must have ended to be named as closing. */
+    closingSeconds: number;
   },
 ): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
   // last-message fields already set and only an existing chat is updated; the foreign keys are
   // checked at the end of the statement, when every row is in place.
-  const { rows } = await pool.query<{ admitted: number; chats: number; busy: boolean }>({
+  const { rows } = await pool.query<{
+    admitted: number;
+    chats: number;
+    busy: boolean;
+    closingExecution: string | null;
+  }>({
     name: 'admit-turn',
     text: `WITH slot AS (
          -- Under a lock only this user's admissions take, held to this statement's commit, and
@@ -766,7 +785,11 @@ export async function insertTurn(
                                                         "mimeType" text, "sizeBytes" bigint, status text)
        )
        SELECT (SELECT count(*) FROM run)::int AS admitted, (SELECT count(*) FROM chat)::int AS chats,
-              EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy`,
+              EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy,
+              (SELECT p."triggerRunId" FROM (
+                 SELECT "triggerRunId", "finishedAt" FROM "Run" WHERE "chatId" = $2 AND id <> $1
+                  ORDER BY "createdAt" DESC LIMIT 1
+               ) p WHERE p."finishedAt" > now() - make_interval(secs => $14)) AS "closingExecution"`,
     values: [
       turn.runId,
       turn.chatId,
@@ -781,10 +804,11 @@ export async function insertTurn(
       JSON.stringify(turn.uploads.map((u) => ({ ...u, sizeBytes: u.sizeBytes.toString() }))),
       turn.maxActiveRuns,
       turn.via,
+      turn.closingSeconds,
     ],
   });
   const row = rows[0];
-  if (row?.admitted) return 'admitted';
+  if (row?.admitted) return { admitted: true, closingExecution: row.closingExecution };
   // A new chat is only inserted with a place, so its absence here means the cap.
   if (!row?.chats && turn.newChatTitle === null) return 'no-chat';
   return row?.busy ? 'chat-busy' : 'at-cap';

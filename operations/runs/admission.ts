@@ -11,7 +11,7 @@ import { toActiveRun, type ContentBlock } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { Caller, OperationDeps } from '../deps';
 import { activeLimit } from '../limits';
-import type { RunToStart } from './start';
+import { RECENTLY_ENDED_SECONDS, type RunToStart } from './start';
 
 const TITLE_FROM_TEXT = 60;
 const PG_UNIQUE_VIOLATION = '23505';
@@ -32,6 +32,8 @@ export interface TurnRequest {
 export interface AdmittedTurn {
   run: RunToStart;
   messageId: string;
+  /** The chat's previous run's execution, when that run has only just ended (see startRun). */
+  closingExecution: string | null;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function admitTurn(
         attachmentIds,
         uploads,
         maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
+        closingSeconds: RECENTLY_ENDED_SECONDS,
       }),
     ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
@@ -163,6 +166,7 @@ export async function admitTurn(
   runsAdmitted.inc({ plan_mode: String(turn.planMode) });
   return {
     messageId,
+    closingExecution: admitted.closingExecution,
     run: {
       runId,
       chatId,

@@ -64,10 +64,12 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
     // start that takes longer (Temporal busy or away) goes on after the answer, with the
     // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
-    const starting = startRun(deps, admitted.run, 'admission').catch((err: unknown) => {
-      deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
-      return null;
-    });
+    const starting = startRun(deps, admitted.run, 'admission', admitted.closingExecution).catch(
+      (err: unknown) => {
+        deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
+        return null;
+      },
+    );
     startsInFlight.add(starting);
     void starting.finally(() => startsInFlight.delete(starting));
     const triggerRunId = await Promise.race([

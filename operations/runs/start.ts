@@ -8,6 +8,12 @@ import type { OperationDeps } from '../deps';
 const START_DEADLINE_MS = 5_000;
 /** How long an admission waits for the chat's previous execution to finish closing. */
 const CLOSING_WAIT_MS = 3_000;
+/**
+ * A run ends in its execution's last step, and the execution closes a workflow task later: a
+ * moment, seconds when Temporal is busy. An admission into a chat whose previous run ended this
+ * recently waits for that execution to close before it starts the next one.
+ */
+export const RECENTLY_ENDED_SECONDS = 10;
 
 /** The run's workflow input, and the route that admitted it (for its records in Temporal). */
 export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: RunVia };
@@ -22,25 +28,35 @@ export type StartedBy = 'admission' | 'dispatcher';
 /**
  * Starts the chat's workflow for this run. Safe to call again (the dispatcher does): a start that
  * finds the chat's workflow running accepts it when that execution carries this run, and
- * otherwise (the previous run's execution still closing) waits for it briefly, once. The run's
- * row is written by its own execution (see gateStep), not here. Returns the Temporal run id, or
- * null when the run is not started yet (the dispatcher will).
+ * otherwise (the previous run's execution still closing) waits for it briefly, once. An admission
+ * that knows the previous run's execution may still be closing (`closingExecution`, a run that
+ * ended in the last RECENTLY_ENDED_SECONDS) waits for it first: a turn sent the moment the last
+ * one ended, as a client chaining turns does, costs Temporal a wait and a start, not a refused
+ * start besides. The run's row is written by its own execution (see gateStep), not here. Returns
+ * the Temporal run id, or null when the run is not started yet (the dispatcher will).
  */
-export async function startRun(deps: OperationDeps, run: RunToStart, by: StartedBy): Promise<string | null> {
+export async function startRun(
+  deps: OperationDeps,
+  run: RunToStart,
+  by: StartedBy,
+  closingExecution: string | null = null,
+): Promise<string | null> {
+  if (closingExecution) await executionClosed(deps, run.chatId, closingExecution);
   const first = await tryStart(deps, run, by);
   if (first !== PREVIOUS_RUN_CLOSING) return first;
-  await previousExecutionClosed(deps, run.chatId);
+  await executionClosed(deps, run.chatId);
   const second = await tryStart(deps, run, by);
   return second === PREVIOUS_RUN_CLOSING ? null : second;
 }
 
 const PREVIOUS_RUN_CLOSING = Symbol('previous run closing');
 
-async function previousExecutionClosed(deps: OperationDeps, chatId: string): Promise<void> {
+/** Waits, briefly, for the chat's execution (its latest, or the one named) to close. */
+async function executionClosed(deps: OperationDeps, chatId: string, executionId?: string): Promise<void> {
   const { client, connection } = deps.temporal;
   await connection
     .withDeadline(Date.now() + CLOSING_WAIT_MS, () =>
-      client.workflow.getHandle(agentWorkflowId(chatId)).result(),
+      client.workflow.getHandle(agentWorkflowId(chatId), executionId).result(),
     )
     .catch(() => undefined);
 }

@@ -527,4 +527,67 @@ describe('turn admission', () => {
         `left for the dispatcher while the previous run closes (${by})`,
       );
   });
+
+  it('starts a turn sent as the previous run ends once that execution has closed, without a start refused first', async () => {
+    const { db, temporal } = await testStack();
+    const turn = (chatId?: string) =>
+      admitTurn(gateway.deps, {
+        userId: user.userId,
+        via: 'rest',
+        ...(chatId ? { chatId } : {}),
+        text: 'chained',
+        imageUrls: [],
+        attachmentIds: [],
+        planMode: false,
+      });
+    const previous = await turn();
+    assert.equal(previous.closingExecution, null, 'a new chat has no previous run');
+    const execution = await startRun(gateway.deps, previous.run, 'admission');
+    assert.ok(execution);
+    // Its run has ended (its first step took it, as gateStep does), and its execution has a
+    // workflow task left before it closes.
+    await db.pool.query(
+      `UPDATE "Run" SET status = 'COMPLETE', "triggerRunId" = $2, "finishedAt" = now() WHERE id = $1`,
+      [previous.run.runId, execution],
+    );
+    const next = await turn(previous.run.chatId);
+    assert.equal(next.closingExecution, execution, 'the admission names the execution still closing');
+
+    // What the start does with Temporal, in order: each start, and each wait on an execution.
+    const calls: string[] = [];
+    const { client } = gateway.deps.temporal;
+    const workflow = new Proxy(client.workflow, {
+      get(target, key) {
+        if (key === 'start')
+          return (...args: Parameters<typeof target.start>) => {
+            calls.push('start');
+            return target.start(...args);
+          };
+        if (key === 'getHandle')
+          return (...args: Parameters<typeof target.getHandle>) => {
+            calls.push(`wait on ${args[1] ?? 'the latest'}`);
+            return target.getHandle(...args);
+          };
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const deps = {
+      ...gateway.deps,
+      temporal: {
+        ...gateway.deps.temporal,
+        client: Object.create(client, { workflow: { value: workflow } }),
+      },
+    };
+    const started = startRun(deps, next.run, 'admission', next.closingExecution);
+    await waitFor(async () => (calls.length ? true : undefined), { what: 'the start to reach Temporal' });
+    await temporal.client.workflow.getHandle(previous.run.chatId, execution).terminate('closing');
+    const nextExecution = await started;
+    assert.ok(nextExecution && nextExecution !== execution, 'the next run started on its own execution');
+    assert.deepEqual(
+      calls,
+      [`wait on ${execution}`, 'start'],
+      'one start, after the wait, not a refused one first',
+    );
+  });
 });
