@@ -30,19 +30,20 @@ const logIds: WorkflowOutboundCallsInterceptor = {
 
 /**
  * The header Temporal's OpenTelemetry client interceptor writes on a start: the propagated
- * context, an empty map when the starter was not tracing.
+ * context, an empty map when the starter was not tracing. (The package exports the name, from a
+ * module that would bring OpenTelemetry into every execution.)
  */
 const TRACE_HEADER = '_tracer-data';
 
 /** Whether a start carried a trace to join (its propagated context has any field). */
-export function startCarriesTrace(headers: Record<string, Payload>): boolean {
+function startCarriesTrace(headers: Record<string, Payload>): boolean {
   const header = headers[TRACE_HEADER];
   if (header === undefined) return false;
   const carrier: unknown = defaultPayloadConverter.fromPayload(header);
   return typeof carrier === 'object' && carrier !== null && Object.keys(carrier).length > 0;
 }
 
-interface Tracing {
+interface WorkflowTracing {
   inbound: OpenTelemetry.OpenTelemetryInboundInterceptor;
   outbound: OpenTelemetry.OpenTelemetryOutboundInterceptor;
   internals: OpenTelemetry.OpenTelemetryInternalsInterceptor;
@@ -53,7 +54,7 @@ interface Tracing {
  * evaluates a workflow's modules afresh for every execution, and these (with the OpenTelemetry SDK
  * they bring) cost several milliseconds of a turn's CPU each time.
  */
-function startTracing(): Tracing {
+function startTracing(): WorkflowTracing {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a require is what defers the evaluation
   const otel = require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof OpenTelemetry;
   return {
@@ -65,7 +66,7 @@ function startTracing(): Tracing {
 
 export const interceptors: WorkflowInterceptorsFactory = () => {
   // Decided once, by the execution's first call (its start, before any signal or query reaches it).
-  let traced: Tracing | undefined;
+  let traced: WorkflowTracing | undefined;
 
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
