@@ -54,7 +54,7 @@ interface WorkflowTracing {
  * evaluates a workflow's modules afresh for every execution, and these (with the OpenTelemetry SDK
  * they bring) cost several milliseconds of a turn's CPU each time.
  */
-function startTracing(): WorkflowTracing {
+function loadTracing(): WorkflowTracing {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a require is what defers the evaluation
   const otel = require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof OpenTelemetry;
   return {
@@ -73,7 +73,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
       // v5 traces when its start carried a trace; v3 and v4 always did, and go on doing so (they
       // draw span ids from the workflow's random numbers, as uuid4() does); executions from before
       // the interceptors replay, and go on, without them (see versions.ts).
-      if (v5() ? startCarriesTrace(input.headers) : v3OrLater()) traced = startTracing();
+      if (v5() ? startCarriesTrace(input.headers) : v3OrLater()) traced = loadTracing();
       return traced ? traced.inbound.execute(input, next) : next(input);
     },
     handleSignal: (input, next) => (traced ? traced.inbound.handleSignal(input, next) : next(input)),

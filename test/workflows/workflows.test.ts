@@ -4,7 +4,6 @@ import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { agentRunInput, timeSkippingEnvironment } from '../support/time-skipping';
 import { Worker } from '@temporalio/worker';
 import type { AgentActivities, FinishInput } from '../../activities/agent';
 import type { RunToolInput } from '../../core/tools/types';
@@ -19,6 +18,7 @@ import {
 import type { agentRunWorkflow } from '../../workflows/agent.workflow';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
+import { agentRunInput, timeSkippingEnvironment } from '../support/time-skipping';
 
 /**
  * The workflows' own logic, on Temporal's time-skipping test server with every activity mocked:
