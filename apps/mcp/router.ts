@@ -20,13 +20,24 @@ export const MCP_PATH = '/mcp';
 const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 /** A tools/call of send_message also counts against the key's send limit, as REST sends do. */
-function sendsIn(body: unknown): boolean {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  return messages.some((m) => {
-    const message = m as { method?: unknown; params?: { name?: unknown } } | null;
-    return message?.method === 'tools/call' && message.params?.name === 'send_message';
-  });
+function isSend(body: unknown): boolean {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  return message?.method === 'tools/call' && message.params?.name === 'send_message';
 }
+
+/**
+ * A JSON-RPC batch is refused before anything is counted: the protocol versions served here
+ * (2025-06-18 on) have none, and each call must count against the key's limits as one REST call
+ * does, which a hundred calls in one POST would not.
+ */
+const refuseBatch: RequestHandler = (req, res, next) => {
+  if (!Array.isArray(req.body)) return next();
+  res.status(400).json({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: 'Invalid Request: send one JSON-RPC message per request (no batches).' },
+  });
+};
 
 /**
  * Whether the request is answered on an event stream: when notifications come before its result (a
@@ -35,16 +46,13 @@ function sendsIn(body: unknown): boolean {
  * which spares both sides the stream.
  */
 function needsStream(body: unknown): boolean {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  return messages.some((m) => {
-    const message = m as {
-      method?: unknown;
-      params?: { name?: unknown; _meta?: { progressToken?: unknown } };
-    } | null;
-    if (message?.method === 'resources/subscribe' || message?.params?._meta?.progressToken !== undefined)
-      return true;
-    return message?.method === 'tools/call' && toolNamed(message.params?.name)?.waits === true;
-  });
+  const message = body as {
+    method?: unknown;
+    params?: { name?: unknown; _meta?: { progressToken?: unknown } };
+  } | null;
+  if (message?.method === 'resources/subscribe' || message?.params?._meta?.progressToken !== undefined)
+    return true;
+  return message?.method === 'tools/call' && toolNamed(message.params?.name)?.waits === true;
 }
 
 /**
@@ -130,7 +138,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
    * so the client can ask the user for it.
    */
   const authenticate: RequestHandler = async (req, res, next) => {
-    const limits: KeyLimit[] = sendsIn(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
+    const limits: KeyLimit[] = isSend(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
     try {
       const token = bearerToken(req);
       const caller = token?.startsWith(OAUTH_ACCESS_PREFIX)
@@ -169,7 +177,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
     await writeResponse(await transport.handleRequest(webRequest(req, base), { parsedBody: req.body }), res);
   };
 
-  router.post(MCP_PATH, checkOrigin, jsonBody, authenticate, serve);
+  router.post(MCP_PATH, checkOrigin, jsonBody, refuseBatch, authenticate, serve);
   router.all(MCP_PATH, checkOrigin, (req, _res, next) => {
     if (req.method === 'OPTIONS') return next();
     throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: POST only.', undefined, {

@@ -9,19 +9,16 @@ const METHOD_SCOPES: Record<string, OAuthScope> = {
 };
 
 /**
- * The scopes the JSON-RPC message (or batch) of a POST needs: a tools/call its tool's, the
- * resource methods `read`. Unknown tools and malformed messages need none here: the server
- * answers them with their own error.
+ * The scopes the JSON-RPC message of a POST needs: a tools/call its tool's, the resource methods
+ * `read`. Unknown tools and malformed messages need none here: the server answers them with their
+ * own error.
  */
 export function scopesNeeded(body: unknown): OAuthScope[] {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  return messages.flatMap((m) => {
-    const message = m as { method?: unknown; params?: { name?: unknown } } | null;
-    if (typeof message?.method !== 'string') return [];
-    if (message.method === 'tools/call') {
-      const tool = toolNamed(message.params?.name);
-      return tool ? [tool.scope] : [];
-    }
-    return Object.hasOwn(METHOD_SCOPES, message.method) ? [METHOD_SCOPES[message.method]!] : [];
-  });
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  if (typeof message?.method !== 'string') return [];
+  if (message.method === 'tools/call') {
+    const tool = toolNamed(message.params?.name);
+    return tool ? [tool.scope] : [];
+  }
+  return Object.hasOwn(METHOD_SCOPES, message.method) ? [METHOD_SCOPES[message.method]!] : [];
 }

@@ -9,7 +9,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Config } from '../../core/config/config';
 import type { Logger } from '../../core/logging/logger';
-import type { ToolError } from '../../core/schemas/mcp';
+import type { ErrorEnvelope } from '../../core/schemas/errors';
 import type { Caller, Operations } from '../../operations';
 import { errorEnvelope, toAppError } from '../gateway/middleware/errors';
 import { registerResources } from './resources';
@@ -28,8 +28,14 @@ const INSTRUCTIONS =
 function toolError(err: unknown, logger: Logger): CallToolResult {
   const appError = toAppError(err);
   if (appError.code === 'INTERNAL') logger.error({ err }, 'mcp tool failed');
-  // The same facts REST gives (RUN_ACTIVE names the active run, for one).
-  const envelope = errorEnvelope(appError) as ToolError;
+  // The same facts REST gives (RUN_ACTIVE names the active run, for one). An operation names a
+  // field where REST takes it (`body.image_urls.1`); an assistant gave it in the tool's arguments.
+  const envelope = errorEnvelope(appError) as ErrorEnvelope;
+  if (envelope.details)
+    envelope.details = envelope.details.map((d) => ({
+      ...d,
+      path: d.path.replace(/^body(?=\.|$)/, 'arguments'),
+    }));
   return {
     isError: true,
     content: [{ type: 'text', text: JSON.stringify(envelope) }],

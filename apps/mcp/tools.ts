@@ -5,12 +5,12 @@ import type { Config } from '../../core/config/config';
 import { ValidationError } from '../../core/errors/app-error';
 import { chatListQuerySchema, chatListSchema, messageListSchema } from '../../core/schemas/chats';
 import { toolResultSchema, type ToolResult } from '../../core/schemas/events';
+import { errorEnvelopeSchema } from '../../core/schemas/errors';
 import { idempotencyKeySchema } from '../../core/schemas/idempotency';
 import {
   decidePlanInputSchema,
   getMessagesInputSchema,
   runIdsInputSchema,
-  toolErrorSchema,
   waitForRunInputSchema,
 } from '../../core/schemas/mcp';
 import {
@@ -305,7 +305,7 @@ export const TOOL_LIST: Tool[] = Object.entries(MCP_TOOLS).map(([name, tool]) =>
   // A failed call's structuredContent is the error envelope, so the schema admits both.
   outputSchema: {
     type: 'object',
-    ...jsonSchema(z.union([tool.output, toolErrorSchema]), 'output'),
+    ...jsonSchema(z.union([tool.output, errorEnvelopeSchema]), 'output'),
   } as Tool['outputSchema'],
   annotations: { title: tool.title, ...tool.annotations },
 }));

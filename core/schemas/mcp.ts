@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../errors/app-error';
 import { chatParamsSchema, messageListQuerySchema } from './chats';
 import { planDecisionSchema, runParamsSchema, waitpointParamsSchema } from './runs';
 
@@ -24,11 +23,3 @@ export const waitForRunInputSchema = runParamsSchema
       .describe('How long to wait at most; the snapshot as it stands then is returned.'),
   })
   .strict();
-
-/** A tool result with `isError: true` carries the REST error envelope as its structuredContent. */
-export const toolErrorSchema = z.object({
-  error: z.string(),
-  code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-});
-export type ToolError = z.infer<typeof toolErrorSchema>;

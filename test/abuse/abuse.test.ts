@@ -8,6 +8,9 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { hashToken } from '../../core/auth/tokens';
 import type { Config } from '../../core/config/config';
@@ -234,8 +237,28 @@ describe('abuse cases', function () {
 
   describe('the SSRF corpus', () => {
     const corpus = () => SSRF_CORPUS.map((u) => u.replace('PORT', String(canary.port)));
+    let assistant: Client;
+    before(async () => {
+      assistant = new Client({ name: 'abuse-test', version: '1.0.0' });
+      await assistant.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+          requestInit: { headers: intruder.bearer },
+        }),
+      );
+      await assistant.listTools();
+    });
+    after(() => assistant?.close());
+    /** The same work over MCP: its tool result's envelope. */
+    const mcpCall = async (name: string, args: unknown) => {
+      const result = (await assistant.callTool({
+        name,
+        arguments: args as Record<string, unknown>,
+      })) as CallToolResult;
+      assert.equal(result.isError, true, `${name}: ${JSON.stringify(result.structuredContent)}`);
+      return result.structuredContent as { code: string; details?: unknown };
+    };
 
-    it('refuses every internal address on every tool URL input, fetching nothing', async () => {
+    it('refuses every internal address on every tool URL input, over REST and MCP, fetching nothing', async () => {
       const before = canary.hits;
       for (const url of corpus()) {
         const inputs: [string, unknown][] = [
@@ -249,6 +272,7 @@ describe('abuse cases', function () {
             res.status >= 400 && res.status < 500,
             `${tool} ${url}: ${res.status} ${JSON.stringify(res.body)}`,
           );
+          assert.equal((await mcpCall(tool, body)).code, res.body.code, `${tool} ${url} over MCP`);
         }
       }
       assert.equal(canary.hits, before, 'no request reached the internal server');
@@ -269,7 +293,7 @@ describe('abuse cases', function () {
       assert.equal(rows.length, 0);
     });
 
-    it('refuses every internal address as an image_url of a turn at admission, writing nothing', async () => {
+    it('refuses every internal address as an image_url of a turn at admission, over REST and MCP, writing nothing', async () => {
       const before = canary.hits;
       const { db } = await testStack();
       const count = async () =>
@@ -289,6 +313,14 @@ describe('abuse cases', function () {
         assert.equal(turn.body.code, 'INVALID_REQUEST');
         assert.deepEqual(turn.body.details, [
           { path: 'body.image_urls.1', message: 'must point at a public address' },
+        ]);
+        const overMcp = await mcpCall('send_message', {
+          text: 'crop this to the left half',
+          image_urls: ['https://93.184.215.14/fine.png', url],
+        });
+        assert.equal(overMcp.code, 'INVALID_REQUEST');
+        assert.deepEqual(overMcp.details, [
+          { path: 'arguments.image_urls.1', message: 'must point at a public address' },
         ]);
       }
       assert.equal(await count(), messages);

@@ -91,6 +91,9 @@ describe('MCP at /mcp', function () {
     });
     const client = new Client({ name: 'mcp-test', version: '1.0.0' });
     await client.connect(transport);
+    // As an assistant does: with the tools listed, the client checks every result it gets against
+    // its tool's outputSchema, and a result that does not match throws.
+    await client.listTools();
     clients.push(client);
     return client;
   }
@@ -247,6 +250,47 @@ describe('MCP at /mcp', function () {
       assert.equal(bad.status, 403);
       const good = await post(initialize('2025-11-25'), { ...user.bearer, origin: ALLOWED_ORIGIN });
       assert.equal(good.status, 200);
+    });
+
+    it("counts each call against the key's limits with REST's, and refuses a batch before counting it", async () => {
+      const limited = await startGateway({ config: { ...config, SEND_RATE_LIMIT_PER_MINUTE: 2 } });
+      gateways.push(limited);
+      const who = await createTestUser();
+      const sendCall = (id: number) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'send_message', arguments: { text: `batched ${id}` } },
+      });
+      const batch = await fetch(`${limited.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...who.bearer,
+        },
+        body: JSON.stringify([1, 2, 3].map(sendCall)),
+      });
+      assert.equal(batch.status, 400);
+      assert.equal(((await batch.json()) as { error: { code: number } }).error.code, -32600);
+
+      const client = await connect(who, { via: limited });
+      const chats = await call(client, 'list_chats', {});
+      assert.deepEqual(chats.structuredContent.data, [], 'nothing of the batch was sent');
+      // The batch counted nothing: two sends are left, one over MCP and one over REST.
+      const first = await call(client, 'send_message', { text: 'limited over MCP' });
+      assert.equal(first.isError, undefined, JSON.stringify(first.structuredContent));
+      const restSend = () =>
+        fetch(`${limited.url}/api/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...who.bearer },
+          body: JSON.stringify({ text: 'limited over REST' }),
+        });
+      assert.equal((await restSend()).status, 202);
+      await assert.rejects(call(client, 'send_message', { text: 'one too many' }), /RATE_LIMITED/);
+      const refused = await restSend();
+      assert.equal(refused.status, 429);
+      assert.equal(((await refused.json()) as { code: string }).code, 'RATE_LIMITED');
     });
 
     it('answers plain JSON unless progress is asked for or the tool waits, then an event stream', async () => {
@@ -455,6 +499,10 @@ describe('MCP at /mcp', function () {
       const busy = await call(client, 'send_message', { text: 'again', chatId: ids.chatId });
       assert.equal(busy.isError, true);
       assert.equal(busy.structuredContent.code, 'RUN_ACTIVE');
+      // The same facts as REST's 409: the run to follow, and where.
+      const activeRun = busy.structuredContent.activeRun as { id: string; links: { poll: string } };
+      assert.equal(activeRun.id, ids.runId);
+      assert.equal(activeRun.links.poll, `/api/v1/chats/${ids.chatId}/runs/${ids.runId}`);
 
       const cancelled = await call(client, 'cancel_run', ids);
       assert.equal(cancelled.isError, undefined, JSON.stringify(cancelled.structuredContent));
@@ -579,23 +627,33 @@ describe('MCP at /mcp', function () {
       await assert.rejects(client.readResource({ uri: 'chat://nope' }), /Not a resource/);
     });
 
-    it("notifies a subscriber while the run changes, on the subscription's own open request", async () => {
+    it("notifies a subscriber while the run changes and when it ends, on the subscription's own request", async () => {
       const client = await connect();
       const updated: string[] = [];
+      // What the run was when each notification came: read at once, as a subscriber would.
+      const seen: Promise<Snapshot>[] = [];
+      let uri = '';
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
         updated.push(n.params.uri);
-        model.release();
+        // The held model finishes once the first change has been read.
+        seen.push(
+          client.readResource({ uri }).then((r) => {
+            model.release();
+            return jsonOf(r) as Snapshot;
+          }),
+        );
       });
       model.replies.push({ text: 'one moment please', toolCalls: [] });
       model.holdAfterFirstHalf();
       const ids = idsOf(await call(client, 'send_message', { text: 'subscribe' }));
-      const uri = `chat://${ids.chatId}/runs/${ids.runId}`;
-      // Answers once the run has ended; the release above lets it end after the first change.
+      uri = `chat://${ids.chatId}/runs/${ids.runId}`;
+      // Answers once the run has ended.
       await client.subscribeResource({ uri });
-      assert.ok(updated.length >= 1);
+      assert.ok(updated.length >= 2, `one change while held, then the end: ${updated.length}`);
       assert.ok(updated.every((u) => u === uri));
-      const done = await client.readResource({ uri });
-      assert.equal((jsonOf(done) as Snapshot).status, 'COMPLETE');
+      const statuses = (await Promise.all(seen)).map((s) => s.status);
+      assert.equal(statuses.at(-1), 'COMPLETE', statuses.join());
+      assert.notEqual(statuses[0], 'COMPLETE', statuses.join());
     });
   });
 

@@ -5,6 +5,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolsActivities } from '../../activities/tools';
@@ -479,6 +482,34 @@ describe('tool routes', function () {
         [call?.id],
       );
       assert.equal(ledger.rowCount, 0);
+    });
+
+    it('gives an assistant the same PROVIDER_ERROR as a tool result over MCP, and charges nothing', async () => {
+      const assistant = new Client({ name: 'tools-test', version: '1.0.0' });
+      await assistant.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+          requestInit: { headers: user.bearer },
+        }),
+      );
+      try {
+        await assistant.listTools();
+        const result = (await assistant.callTool({
+          name: 'ai_image_2',
+          arguments: { prompt: 'fail please' },
+        })) as CallToolResult;
+        assert.equal(result.isError, true);
+        assert.equal((result.structuredContent as { code: string }).code, 'PROVIDER_ERROR');
+        assert.doesNotMatch(JSON.stringify(result), /model refused/);
+        const call = await latestCall();
+        assert.equal(call?.status, 'FAILED');
+        const ledger = await gateway.deps.db.pool.query(
+          `SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`,
+          [call?.id],
+        );
+        assert.equal(ledger.rowCount, 0);
+      } finally {
+        await assistant.close();
+      }
     });
 
     it('answers 502 PROVIDER_ERROR when the provider refuses the job (4xx)', async () => {

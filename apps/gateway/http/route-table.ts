@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { weakEtag } from '../../../core/hashing/canonical';
 import { addLogContext } from '../../../core/logging/context';
-import { activeRunSchema } from '../../../core/schemas/runs';
+import { errorEnvelopeSchema } from '../../../core/schemas/errors';
 import type { KeyLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
 import { errorExample } from './error-examples';
@@ -135,14 +135,7 @@ export function routeErrorCodes(spec: RouteSpec<RequestSchema>): ErrorCode[] {
   ];
 }
 
-export const errorSchema = z
-  .object({
-    error: z.string(),
-    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
-    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    activeRun: activeRunSchema.optional().openapi({ description: 'With 409 RUN_ACTIVE: the run to follow.' }),
-  })
-  .openapi('Error');
+export const errorSchema = errorEnvelopeSchema.openapi('Error');
 
 const seconds = (description: string, example: string) =>
   z.string().regex(/^\d+$/).openapi({ description, example });
