@@ -19,6 +19,7 @@ import {
   selectCode,
   selectGrants,
 } from '../core/oauth/store';
+import type { OAuthGrantDto } from '../core/schemas/identity';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
 import type { RateLimitState } from './identity';
@@ -86,14 +87,6 @@ export function requestedScopes(scopes: readonly string[]): OAuthScope[] | undef
   const named = scopes.filter(Boolean);
   if (named.length === 0) return [...OAUTH_SCOPES];
   return named.every(isOAuthScope) ? [...new Set(named)] : undefined;
-}
-
-export interface OAuthGrantDto {
-  id: string;
-  clientId: string;
-  clientName: string;
-  lastUsedAt: string | null;
-  createdAt: string;
 }
 
 /**

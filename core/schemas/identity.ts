@@ -109,5 +109,6 @@ export const oauthGrantSchema = z
     createdAt: z.iso.datetime(),
   })
   .openapi('OAuthGrant', { example: exampleOAuthGrant });
+export type OAuthGrantDto = z.infer<typeof oauthGrantSchema>;
 
 export const oauthGrantListSchema = listSchema(oauthGrantSchema, 'OAuthGrantList', exampleOAuthGrant);

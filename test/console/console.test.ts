@@ -9,6 +9,8 @@ import axe from 'axe-core';
 import type { Browser, Page } from 'puppeteer-core';
 import type { TestGateway } from '../../testkit/gateway';
 import { createTestUser } from '../../testkit/users';
+import { sessionCookieName } from '../../core/auth/tokens';
+import { oauthFlow } from '../support/oauth';
 import { solidPng } from '../support/fake-providers';
 import {
   DESKTOP,
@@ -167,6 +169,36 @@ describe('the console in a browser', function () {
       headers: { authorization: `Bearer ${secret}` },
     });
     assert.equal(revoked.status, 401);
+  });
+
+  it('lists an assistant connected by OAuth beside the keys, and revokes it', async () => {
+    // The signed-in person's session, as the authorization page sees it when they allow an assistant.
+    const session = (await page.cookies()).find((c) => c.name === sessionCookieName(false));
+    assert.ok(session, 'the console is signed in');
+    const { tokens } = await oauthFlow(gateway.url, `${session.name}=${session.value}`).grant(
+      undefined,
+      'Desk assistant',
+    );
+    const mcp = (accessToken: string) =>
+      fetch(`${gateway.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    assert.equal((await mcp(tokens.access_token)).status, 200);
+
+    await page.reload({ waitUntil: 'networkidle0' });
+    await seeText('Desk assistant');
+    assert.ok(!(await page.content()).includes(tokens.access_token), 'no token is shown');
+    await checkPage('keys-assistants');
+    await click('Revoke Desk assistant');
+    await click('Yes, revoke');
+    await seeText('No assistant is connected.');
+    assert.equal((await mcp(tokens.access_token)).status, 401);
   });
 
   it('refuses too many files before uploading, and shows a plain turn’s text and image', async () => {

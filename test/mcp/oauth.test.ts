@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,8 +11,9 @@ import { hashToken } from '../../core/auth/tokens';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
+import { OAUTH_REDIRECT, oauthFlow } from '../support/oauth';
 
-const REDIRECT = 'http://127.0.0.1:9/callback';
+const REDIRECT = OAUTH_REDIRECT;
 
 /** The SDK client's side of OAuth, kept in memory as an assistant would keep it. */
 class AssistantAuth implements OAuthClientProvider {
@@ -46,6 +46,7 @@ describe('MCP over OAuth 2.1', function () {
   let gateway: TestGateway;
   let user: TestUser;
   let base: string;
+  let flow: ReturnType<typeof oauthFlow>;
 
   before(async () => {
     const stack = await testStack();
@@ -54,6 +55,7 @@ describe('MCP over OAuth 2.1', function () {
     base = `http://127.0.0.1:${port}`;
     gateway = await startGateway({ config: stack.config({ PUBLIC_BASE_URL: base }), port });
     user = await createTestUser();
+    flow = oauthFlow(base, user.cookie);
   });
   after(async () => {
     await gateway?.close();
@@ -76,83 +78,6 @@ describe('MCP over OAuth 2.1', function () {
       capabilities: {},
       clientInfo: { name: 'raw', version: '1' },
     });
-  const token = (body: Record<string, string>) =>
-    fetch(`${base}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(body),
-    });
-
-  /** The signed-in user allows the authorization page at `url`; the code it redirects with. */
-  async function allow(url: URL): Promise<{ code: string; back: URL }> {
-    const consentPage = await (await fetch(url, { headers: { cookie: user.cookie } })).text();
-    const signed = /name="request" value="([^"]+)"/.exec(consentPage)?.[1];
-    assert.ok(signed, consentPage);
-    const consent = await fetch(`${base}/oauth/consent`, {
-      method: 'POST',
-      headers: { cookie: user.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ request: signed, decision: 'allow' }),
-      redirect: 'manual',
-    });
-    assert.equal(consent.status, 302);
-    const back = new URL(consent.headers.get('location') ?? '');
-    const code = back.searchParams.get('code');
-    assert.ok(code, back.href);
-    return { code, back };
-  }
-
-  /** Dynamic client registration, as an assistant does it. */
-  async function register(
-    clientName: string,
-  ): Promise<{ client_id: string; client_secret?: string; token_endpoint_auth_method: string }> {
-    const res = await fetch(`${base}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: clientName, redirect_uris: [REDIRECT] }),
-    });
-    assert.equal(res.status, 201);
-    return (await res.json()) as {
-      client_id: string;
-      client_secret?: string;
-      token_endpoint_auth_method: string;
-    };
-  }
-
-  /** The authorization page's URL for `clientId`, with these parameters besides. */
-  function authorizeUrl(clientId: string, params: Record<string, string>): URL {
-    const url = new URL(`${base}/authorize`);
-    for (const [name, value] of Object.entries({
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      response_type: 'code',
-      ...params,
-    }))
-      url.searchParams.set(name, value);
-    return url;
-  }
-
-  /** A grant by raw HTTP (registration, PKCE, consent, code exchange), asking for `scope`. */
-  async function grant(
-    scope?: string,
-  ): Promise<{ clientId: string; tokens: OAuthTokens & { scope: string } }> {
-    const clientId = (await register('Raw client')).client_id;
-    const verifier = randomBytes(32).toString('base64url');
-    const url = authorizeUrl(clientId, {
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      ...(scope === undefined ? {} : { scope }),
-    });
-    const { code } = await allow(url);
-    const res = await token({
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-    });
-    assert.equal(res.status, 200);
-    return { clientId, tokens: (await res.json()) as OAuthTokens & { scope: string } };
-  }
 
   it('registers, authorizes with the signed-in session, calls, refreshes (rotating) and is revoked', async () => {
     const auth = new AssistantAuth();
@@ -175,7 +100,7 @@ describe('MCP over OAuth 2.1', function () {
     assert.match(consentPage, /Allow Test assistant to use your account/);
     assert.match(consentPage, /\(read\)/);
     assert.match(consentPage, /\(write\)/);
-    const { code, back } = await allow(authorizationUrl);
+    const { code, back } = await flow.allow(authorizationUrl);
     assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
     assert.equal(back.searchParams.get('state'), authorizationUrl.searchParams.get('state'));
     await transport.finishAuth(code);
@@ -186,7 +111,7 @@ describe('MCP over OAuth 2.1', function () {
     assert.equal(tokens.scope, 'read write');
 
     // The code works once only.
-    const replay = await token({
+    const replay = await flow.token({
       grant_type: 'authorization_code',
       code,
       code_verifier: auth.codeVerifier(),
@@ -220,7 +145,7 @@ describe('MCP over OAuth 2.1', function () {
     );
 
     // Refresh rotates both tokens: the old refresh token and the old access token stop working.
-    const refreshed = await token({
+    const refreshed = await flow.token({
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token,
       client_id: auth.client.client_id,
@@ -243,9 +168,9 @@ describe('MCP over OAuth 2.1', function () {
   });
 
   it('revokes the whole grant when a spent refresh token is presented again', async () => {
-    const { clientId, tokens } = await grant();
+    const { clientId, tokens } = await flow.grant();
     const refresh = (refreshToken: string | undefined) =>
-      token({ grant_type: 'refresh_token', refresh_token: refreshToken ?? '', client_id: clientId });
+      flow.token({ grant_type: 'refresh_token', refresh_token: refreshToken ?? '', client_id: clientId });
     const first = await refresh(tokens.refresh_token);
     assert.equal(first.status, 200);
     const next = (await first.json()) as OAuthTokens;
@@ -268,7 +193,7 @@ describe('MCP over OAuth 2.1', function () {
   });
 
   it('checks scopes: a read-only token reads, and is told insufficient_scope when it writes', async () => {
-    const { tokens } = await grant('read');
+    const { tokens } = await flow.grant('read');
     assert.equal(tokens.scope, 'read');
     const client = new Client({ name: 'reader', version: '1.0.0' });
     await client.connect(
@@ -302,16 +227,21 @@ describe('MCP over OAuth 2.1', function () {
     assert.equal((await post(tokens.access_token, 'resources/list', {})).status, 200);
 
     // A write-only token may send, but not read.
-    const { tokens: writer } = await grant('write');
+    const { tokens: writer } = await flow.grant('write');
     const read = await post(writer.access_token, 'resources/read', { uri: 'chat://x' });
     assert.equal(read.status, 403);
     assert.match(read.headers.get('www-authenticate') ?? '', /scope="read write"/);
   });
 
   it('narrows a refreshed token to the scopes asked for, never past the grant, and refuses unknown scopes', async () => {
-    const { clientId, tokens } = await grant();
+    const { clientId, tokens } = await flow.grant();
     const refresh = (refreshToken: string | undefined, scope: string) =>
-      token({ grant_type: 'refresh_token', refresh_token: refreshToken ?? '', client_id: clientId, scope });
+      flow.token({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken ?? '',
+        client_id: clientId,
+        scope,
+      });
     const narrowed = await refresh(tokens.refresh_token, 'read');
     assert.equal(narrowed.status, 200);
     const reader = (await narrowed.json()) as OAuthTokens;
@@ -330,7 +260,7 @@ describe('MCP over OAuth 2.1', function () {
     assert.equal(beyond.status, 400);
     assert.equal(((await beyond.json()) as { error: string }).error, 'invalid_scope');
 
-    const greedy = authorizeUrl((await register('Greedy')).client_id, {
+    const greedy = flow.authorizeUrl((await flow.register('Greedy')).client_id, {
       code_challenge: 'x'.repeat(43),
       code_challenge_method: 'S256',
       scope: 'read admin',
@@ -363,11 +293,11 @@ describe('MCP over OAuth 2.1', function () {
     assert.deepEqual(server.scopes_supported, ['read', 'write']);
     assert.ok(server.registration_endpoint);
 
-    const registered = await register('Plain');
+    const registered = await flow.register('Plain');
     assert.equal(registered.client_secret, undefined);
     assert.equal(registered.token_endpoint_auth_method, 'none');
 
-    const plain = authorizeUrl(registered.client_id, {
+    const plain = flow.authorizeUrl(registered.client_id, {
       code_challenge: 'x'.repeat(43),
       code_challenge_method: 'plain',
     });

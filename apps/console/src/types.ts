@@ -1,3 +1,4 @@
+import type { OAuthGrantDto } from '../../../core/schemas/identity';
 import type { DeliveryDto, EndpointDto } from '../../../core/schemas/webhooks';
 
 /** The API's answers as the console reads them (the schemas in core/schemas are the source). */
@@ -107,6 +108,8 @@ export interface ApiKey {
   lastUsedAt: string | null;
   createdAt: string;
 }
+
+export type OAuthGrant = OAuthGrantDto;
 
 export type Endpoint = EndpointDto;
 
