@@ -85,7 +85,9 @@ export async function measure(
  * `service` and `baseline`, n times each, in alternating slices (service first, then baseline
  * first, and so on), their latencies pooled per side. Whatever drifts over the run (a JIT still
  * warming, a server filling with open workflows, a neighbour's burst) weighs on both sides alike
- * instead of on whichever ran second.
+ * instead of on whichever ran second. Above one in flight, each side first runs twice the
+ * concurrency uncounted: its connection pools grow to what the concurrency needs (a PostgreSQL
+ * connection opening takes tens of ms), which would otherwise land in the first side's tail alone.
  */
 export async function measurePair(
   service: (i: number) => Promise<unknown>,
@@ -98,6 +100,8 @@ export async function measurePair(
   const s = side(service);
   const b = side(baseline);
   const sides = [s, b];
+  if (concurrency > 1)
+    for (const one of sides) await runLanes(one.op, concurrency * 2, concurrency, recorder());
   const per = Math.ceil(n / slices);
   for (let slice = 0; slice < slices; slice++) {
     for (const one of slice % 2 === 0 ? sides : [...sides].reverse())
