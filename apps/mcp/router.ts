@@ -56,13 +56,22 @@ function needsStream(body: unknown): boolean {
 }
 
 /**
- * The request as the SDK's web-standard transport reads it: method and headers (the body is handed
- * over already parsed).
+ * The headers the SDK's transport reads from a POST (its checks of what the client accepts and
+ * sends, and of the protocol version). Only these are handed over: the handlers take their caller
+ * from our own authentication, so the credential is not copied into the SDK's request info, and a
+ * Request of five headers is cheaper to build than one of all of them.
+ */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
+
+/**
+ * The request as the SDK's web-standard transport reads it: method and those headers (the body is
+ * handed over already parsed).
  */
 function webRequest(req: Request, base: string): globalThis.Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  const headers: Record<string, string> = {};
+  for (const name of TRANSPORT_HEADERS) {
+    const value = req.headers[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return new globalThis.Request(new URL(req.originalUrl, base), { method: req.method, headers });
 }
