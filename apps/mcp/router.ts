@@ -59,7 +59,7 @@ function needsStream(body: unknown): boolean {
  * The headers the SDK's transport reads from a POST (its checks of what the client accepts and
  * sends, and of the protocol version). Only these are handed over: the handlers take their caller
  * from our own authentication, so the credential is not copied into the SDK's request info, and a
- * Request of five headers is cheaper to build than one of all of them.
+ * Request of these four is cheaper to build than one of all of them.
  */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
 
