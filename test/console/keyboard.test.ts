@@ -103,7 +103,9 @@ describe('the console with the keyboard alone', function () {
     await typeText(PASSWORD);
     await page.keyboard.press('Enter');
     await page.waitForFunction(`location.pathname === '/chats'`);
-    // The page was replaced: the focus is on its heading, not lost to the document.
+    // The page was replaced: the focus is on its heading, not lost to the document. The console
+    // moves it there once the new page has rendered, a moment after the address changed.
+    await page.waitForFunction(`${FOCUSED} !== null`);
     assert.equal((await focused()).name, 'New chat');
     assert.equal((await focused()).tag, 'h1');
   });
