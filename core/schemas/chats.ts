@@ -3,30 +3,23 @@ import { z } from 'zod';
 import { exampleChat, exampleMessage } from './examples';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
-import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
+import {
+  NO_NUL,
+  NO_NUL_MESSAGE,
+  cursorQuery,
+  isoOrNull,
+  limitQuery,
+  listSchema,
+  visibleText,
+} from './common';
 import { contentBlockSchema, type ContentBlock } from './runs';
 
 extendZodWithOpenApi(z);
 
 export const DEFAULT_CHAT_TITLE = 'New chat';
 
-/**
- * A title is checked as sent, then trimmed: at most 120 characters with at least one that is not
- * white space, and no NUL. (Trimmed first, "\r" passed the document's minLength and was refused.)
- * White space is spelled out, not `\s`: the document's pattern is read by other regex engines
- * (Python's `\s` and JavaScript's differ on \x1c-\x1f and \ufeff), and the trim takes what the
- * pattern means.
- */
-const TITLE_SPACE = '\\t\\n\\v\\f\\r ';
-const TITLE_EDGES = new RegExp(`^[${TITLE_SPACE}]+|[${TITLE_SPACE}]+$`, 'g');
-const title = z
-  .string()
-  .max(120)
-  .regex(
-    new RegExp(`^[^\\u0000]*[^${TITLE_SPACE}\\u0000][^\\u0000]*$`),
-    'must have a character other than white space, and no NUL',
-  )
-  .overwrite((value) => value.replace(TITLE_EDGES, ''));
+/** A title: at most 120 characters, one of them not white space, stored trimmed (see visibleText). */
+const title = visibleText(120);
 
 export const chatSchema = z
   .object({

@@ -62,6 +62,25 @@ export const NO_NUL = /^[^\u0000]*$/;
 export const NO_NUL_MESSAGE = 'may not contain NUL characters';
 
 /**
+ * A name checked as sent, then trimmed: at most `max` characters with at least one that is not
+ * white space, and no NUL. (Trimmed first, "\r" passed the document's minLength and was refused.)
+ * White space is spelled out, not `\s`: the document's pattern is read by other regex engines
+ * (Python's `\s` and JavaScript's differ on \x1c-\x1f and \ufeff), and the trim takes what the
+ * pattern means.
+ */
+const SPACE = '\\t\\n\\v\\f\\r ';
+const EDGE_SPACE = new RegExp(`^[${SPACE}]+|[${SPACE}]+$`, 'g');
+export const visibleText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(
+      new RegExp(`^[^\\u0000]*[^${SPACE}\\u0000][^\\u0000]*$`),
+      'must have a character other than white space, and no NUL',
+    )
+    .overwrite((value) => value.replace(EDGE_SPACE, ''));
+
+/**
  * One page of a keyset query that fetched `limit + 1` rows: the extra row only says another page
  * exists, and the last row kept is where the next page starts.
  */

@@ -7,7 +7,7 @@ import {
   exampleOAuthGrant,
   exampleUser,
 } from './examples';
-import { NO_NUL, NO_NUL_MESSAGE, cursorQuery, limitQuery, listSchema } from './common';
+import { cursorQuery, limitQuery, listSchema, visibleText } from './common';
 
 extendZodWithOpenApi(z);
 
@@ -60,7 +60,7 @@ function formatCredits(stored: string): string {
 }
 
 export const apiKeyNameSchema = z
-  .object({ name: z.string().trim().min(1).max(80).regex(NO_NUL, NO_NUL_MESSAGE) })
+  .object({ name: visibleText(80) })
   .strict()
   .openapi('NewApiKey', { example: { name: exampleApiKey.name } });
 

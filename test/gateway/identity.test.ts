@@ -543,14 +543,19 @@ describe('identity', () => {
       assert.equal(use.status, 200);
     });
 
-    it('answers 400 for a missing, empty or too long name, writing nothing', async () => {
+    it('answers 400 for a missing, empty, blank or too long name, writing nothing', async () => {
       const user = await createTestUser();
-      for (const body of [{}, { name: '' }, { name: 'x'.repeat(81) }, { name: 'ok', extra: 1 }]) {
+      const bodies = [{}, { name: '' }, { name: '\u000b' }, { name: ' \r\n\t' }, { name: 'x'.repeat(81) }];
+      for (const body of [...bodies, { name: 'ok', extra: 1 }]) {
         const res = await keys(user.cookie, { method: 'POST', ...json(body) });
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.equal(((await res.json()) as { code: string }).code, 'INVALID_REQUEST');
       }
       assert.equal(await count('"ApiKey" WHERE "userId" = $1', [user.userId]), 1);
+      // White space around a name is not kept.
+      const spaced = await keys(user.cookie, { method: 'POST', ...json({ name: ' \tlaptop \n' }) });
+      assert.equal(spaced.status, 201);
+      assert.equal(((await spaced.json()) as { name: string }).name, 'laptop');
     });
 
     it('refuses an API key and a cross-site request on /api/keys', async () => {

@@ -204,6 +204,23 @@ describe('OpenAPI document: examples and error codes', function () {
     assert.ok(validate({ $ref: '#/components/schemas/Chat' }, { id: 'x' }).length > 0);
   });
 
+  it('refuses in the document the blank names the routes refuse, so a client generating from it is not refused', () => {
+    // Names are trimmed before they are stored: a name of white space alone is refused, and the
+    // document must say so too, not only minLength (a fuzzer's "\v" was valid to it, refused by us).
+    for (const [schema, field] of [
+      ['NewApiKey', 'name'],
+      ['NewChat', 'title'],
+    ] as const) {
+      const ref = { $ref: `#/components/schemas/${schema}` };
+      for (const blank of ['', '\u000b', ' \r\n\t'])
+        assert.ok(
+          validate(ref, { [field]: blank }).length > 0,
+          `${schema}.${field} ${JSON.stringify(blank)}`,
+        );
+      assert.deepEqual(validate(ref, { [field]: ' \tlaptop' }), [], `${schema}.${field}`);
+    }
+  });
+
   it('has every error example carry the code it is named after, at that code’s status', () => {
     for (const { key, op } of operations(doc))
       for (const [status, response] of Object.entries(op.responses)) {
