@@ -32,24 +32,39 @@ export function launchBrowser(): Promise<Browser> {
 export const aria = (name: string, role?: string) =>
   `::-p-aria(${role ? `[name="${name}"][role="${role}"]` : name})`;
 
+/** A step that names what it waited for when it fails: puppeteer's own timeout names nothing. */
+async function step<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 /** What a person does on a console page, addressed by accessible names. */
 export function consolePage(page: Page, baseUrl: string) {
   const pageText = async () => String(await page.evaluate('document.body.innerText'));
   return {
-    go: (pathname: string) => page.goto(`${baseUrl}${pathname}`, { waitUntil: 'networkidle0' }),
-    click: (name: string, role = 'button') => page.locator(aria(name, role)).click(),
-    fill: (name: string, value: string) => page.locator(aria(name)).fill(value),
+    go: (pathname: string) =>
+      step(`open ${pathname}`, () => page.goto(`${baseUrl}${pathname}`, { waitUntil: 'networkidle0' })),
+    click: (name: string, role = 'button') =>
+      step(`click the ${role} “${name}”`, () => page.locator(aria(name, role)).click()),
+    fill: (name: string, value: string) => step(`fill “${name}”`, () => page.locator(aria(name)).fill(value)),
     pageText,
     seeText: (text: string, timeout = 30_000) =>
-      page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, {
-        timeout,
-        polling: 100,
-      }),
+      step(`see “${text}”`, () =>
+        page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, {
+          timeout,
+          polling: 100,
+        }),
+      ),
     valueOf: (name: string) =>
-      page
-        .locator(aria(name, 'textbox'))
-        .map((el) => (el as unknown as { value: string }).value)
-        .wait(),
+      step(`read the textbox “${name}”`, () =>
+        page
+          .locator(aria(name, 'textbox'))
+          .map((el) => (el as unknown as { value: string }).value)
+          .wait(),
+      ),
   };
 }
 

@@ -79,17 +79,26 @@ describe('the console in a browser', function () {
   const go = (pathname: string) => ui().go(pathname);
   const click = (name: string, role = 'button') => ui().click(name, role);
   const fill = (name: string, value: string) => ui().fill(name, value);
-  const pageText = () => ui().pageText();
   const seeText = (text: string, timeout?: number) => ui().seeText(text, timeout);
   const valueOf = (name: string) => ui().valueOf(name);
 
-  /** Presses Refresh, as a person watching the deliveries would, until `text` shows. */
+  /**
+   * Presses Refresh, as a person watching the deliveries would, until `text` shows: each press
+   * waits for the list's answer and then gives the page a second to show it.
+   */
   async function refreshUntil(text: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!(await pageText()).includes(text)) {
+    const shown = () =>
+      seeText(text, 1_000).then(
+        () => true,
+        () => false,
+      );
+    while (!(await shown())) {
       assert.ok(Date.now() < deadline, `the page never showed ${text}`);
-      await click('Refresh');
-      await page.waitForNetworkIdle({ idleTime: 500 });
+      await Promise.all([
+        page.waitForResponse((res) => res.url().endsWith('/deliveries') && res.request().method() === 'GET'),
+        click('Refresh'),
+      ]);
     }
   }
 
