@@ -72,6 +72,8 @@ interface TurnSample {
   /** when the turn ended (performance.now()) */
   at: number;
   sendMs: number;
+  /** whether the send's answer carried its workflow's start (`triggerRunId`) */
+  started: boolean;
   polls: number;
 }
 
@@ -84,7 +86,7 @@ function turnOf(client: ServiceClient, options: LoadOptions, samples: TurnSample
     const { snapshot, polls } = await client.pollUntil(turn, isTerminal, options.pollMs);
     if (snapshot.status !== 'COMPLETE')
       throw new Error(`run ${turn.runId} ended ${snapshot.status}: ${snapshot.error}`);
-    samples.push({ at: performance.now(), sendMs, polls });
+    samples.push({ at: performance.now(), sendMs, started: turn.triggerRunId !== null, polls });
   };
 }
 
@@ -128,16 +130,16 @@ export async function serviceLoad(
   };
 
   let idleSend: Figures | undefined;
+  const idleSamples: TurnSample[] = [];
   if (selection.has('send')) {
     console.log(`bench: idle send, ${options.idleSends} turns one after the other…`);
-    const samples: TurnSample[] = [];
-    const turn = turnOf(client, options, samples);
+    const turn = turnOf(client, options, idleSamples);
     const chatId = await client.createChat();
     await measure(() => turn(chatId), 5, 1);
-    samples.length = 0;
+    idleSamples.length = 0;
     const started = performance.now();
     await measure(() => turn(chatId), options.idleSends, 1);
-    idleSend = sendFigures(samples, (performance.now() - started) / 1000, 1);
+    idleSend = sendFigures(idleSamples, (performance.now() - started) / 1000, 1);
   }
 
   if (selection.has('sustained', 'cpu', 'memory')) {
@@ -175,17 +177,17 @@ export async function serviceLoad(
     const samples: TurnSample[] = [];
     const lanes = lanesOf(samples, options.chats + 1);
     const round = await measureWindow(lanes, groups, options);
-    const busy = sendFigures(
-      samples.filter((s) => lanes.inWindow(s.at)),
-      round.cpu.seconds,
-      options.chats + 1,
-    );
+    const busySamples = samples.filter((s) => lanes.inWindow(s.at));
+    const busy = sendFigures(busySamples, round.cpu.seconds, options.chats + 1);
     out.data.round2 = { service: round, send: busy };
     if (idleSend && selection.has('send')) {
       const row = latencyRow('send', `send while ${options.chats} turns execute`, busy, idleSend, {
         p50: MAX_BUSY_SEND_RATIO,
       });
-      row.baseline += ' idle';
+      const withId = (samples: TurnSample[]) =>
+        `${Math.round((100 * samples.filter((s) => s.started).length) / Math.max(1, samples.length))}% with triggerRunId`;
+      row.service += `; ${withId(busySamples)}`;
+      row.baseline += ` idle; ${withId(idleSamples)}`;
       out.rows.push(row);
     }
     if (selection.has('memory')) memory['after sustained load (round 2)'] = await rss();
