@@ -13,6 +13,7 @@ import type { Bench, ServiceProcesses } from './context';
 import { cpuBetween, sampleCpu, stackProcesses, type CpuWindow } from './cpu';
 import { closedLoop, measure, recorder, type Figures } from './measure';
 import { fmt, latencyRow, markdownTable, type Row } from './report';
+import { statementsTable, statementWindow, type StatementWindow } from './statements';
 
 export interface LoadOptions {
   /** clients, each with a chat of its own, sending a turn and polling it to its end, then the next */
@@ -35,6 +36,8 @@ const MAX_BUSY_SEND_RATIO = 2;
 export interface LoadWindow {
   figures: Figures;
   cpu: CpuWindow;
+  /** the database's statements in the window, when counted */
+  statements?: Awaited<ReturnType<StatementWindow['read']>>;
 }
 
 /** Completed operations in a window (failures are not completions). */
@@ -47,13 +50,20 @@ async function measureWindow(
   load: { mark(): unknown; stop(): Promise<Figures> },
   groups: Record<string, number>,
   options: LoadOptions,
+  statements?: StatementWindow,
 ): Promise<LoadWindow> {
   await sleep(options.warmupSeconds * 1000);
   await load.mark();
+  await statements?.reset();
   const from = await sampleCpu(groups);
   await sleep(options.seconds * 1000);
   const to = await sampleCpu(groups);
-  return { figures: await load.stop(), cpu: cpuBetween(from, to) };
+  const counted = await statements?.read();
+  return {
+    figures: await load.stop(),
+    cpu: cpuBetween(from, to),
+    ...(counted ? { statements: counted } : {}),
+  };
 }
 
 /**
@@ -148,7 +158,7 @@ export async function serviceLoad(
     );
     const samples: TurnSample[] = [];
     const lanes = lanesOf(samples, options.chats);
-    const round = await measureWindow(lanes, groups, options);
+    const round = await measureWindow(lanes, groups, options, await statementWindow(bench.stack.db.pool));
     const { cpu } = round;
     const inWindow = samples.filter((s) => lanes.inWindow(s.at));
     const polls = inWindow.reduce((sum, s) => sum + s.polls, 0);
@@ -163,6 +173,8 @@ export async function serviceLoad(
       out.rows.push(...loadRows(bench, round, bare, options));
       out.tables.push(cpuTable(round, bare, options, polls / inWindow.length));
     }
+    if (round.statements && selection.has('cpu'))
+      out.tables.push(statementsTable(round.statements, completed(round)));
     if (selection.has('memory')) memory['after sustained load (round 1)'] = await rss();
   }
 

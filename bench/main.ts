@@ -116,7 +116,8 @@ async function main(): Promise<void> {
   } else {
     console.log('bench: starting stack (PostgreSQL + Temporal dev server)…');
   }
-  const stack = await testStack();
+  // pg_stat_statements, for the statements per turn beside the CPU table (an embedded server only).
+  const stack = await testStack({ statementStats: true });
   const postgres = await postgresDurability(stack);
   const durability = `Temporal: ${engine === 'cluster' ? 'cluster on PostgreSQL' : 'dev server (SQLite)'}; PostgreSQL ${external ? '(external)' : '(embedded)'}: synchronous_commit=${postgres.synchronous_commit}, fsync=${postgres.fsync}`;
   console.log(`bench: ${durability}`);

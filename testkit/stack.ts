@@ -52,7 +52,7 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-async function start(): Promise<TestStack> {
+async function start(options: StackOptions): Promise<TestStack> {
   let adminUrl = process.env.TEST_DATABASE_URL;
   let postgres: EmbeddedPostgresHandle | undefined;
   if (!adminUrl) {
@@ -63,6 +63,7 @@ async function start(): Promise<TestStack> {
       dataDir: path.join(dir, 'data'),
       port: await freePort(),
       durable: embeddedPostgresDurable(),
+      statementStats: options.statementStats,
     });
     adminUrl = postgres.url('postgres');
     teardown.push(async () => {
@@ -148,8 +149,14 @@ export function installTestRuntime(): Promise<string> {
   return runtime;
 }
 
-export function testStack(): Promise<TestStack> {
-  stack ??= start();
+export interface StackOptions {
+  /** The embedded PostgreSQL loads pg_stat_statements (see startEmbeddedPostgres). */
+  statementStats?: boolean;
+}
+
+/** The one stack of this process, started by the first call (whose options it takes). */
+export function testStack(options: StackOptions = {}): Promise<TestStack> {
+  stack ??= start(options);
   return stack;
 }
 

@@ -39,6 +39,8 @@ export interface EmbeddedPostgresOptions {
   durable: boolean;
   /** Called with each line the server logs. */
   onLog?: (line: string) => void;
+  /** Loads pg_stat_statements, so statements can be counted (the bench does, per turn). */
+  statementStats?: boolean;
 }
 
 /**
@@ -208,6 +210,7 @@ export async function startEmbeddedPostgres(
       `synchronous_commit=${sync}`,
       '-c',
       'lc_messages=C',
+      ...(options.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
     ],
     env: { ...process.env, LC_MESSAGES: 'C' },
     ...owner,
