@@ -13,7 +13,7 @@ import type { Bench, ServiceProcesses } from './context';
 import { cpuBetween, sampleCpu, stackProcesses, type CpuWindow } from './cpu';
 import { closedLoop, measure, recorder, type Figures } from './measure';
 import { fmt, latencyRow, markdownTable, type Row } from './report';
-import { statementsTable, statementWindow, type StatementWindow } from './statements';
+import { statementsTable, statementWindow, type Statement, type StatementWindow } from './statements';
 
 export interface LoadOptions {
   /** clients, each with a chat of its own, sending a turn and polling it to its end, then the next */
@@ -37,7 +37,7 @@ export interface LoadWindow {
   figures: Figures;
   cpu: CpuWindow;
   /** the database's statements in the window, when counted */
-  statements?: Awaited<ReturnType<StatementWindow['read']>>;
+  statements?: Statement[];
 }
 
 /** Completed operations in a window (failures are not completions). */
@@ -158,7 +158,8 @@ export async function serviceLoad(
     );
     const samples: TurnSample[] = [];
     const lanes = lanesOf(samples, options.chats);
-    const round = await measureWindow(lanes, groups, options, await statementWindow(bench.stack.db.pool));
+    const statements = selection.has('cpu') ? await statementWindow(bench.stack.db.pool) : undefined;
+    const round = await measureWindow(lanes, groups, options, statements);
     const { cpu } = round;
     const inWindow = samples.filter((s) => lanes.inWindow(s.at));
     const polls = inWindow.reduce((sum, s) => sum + s.polls, 0);
@@ -173,8 +174,7 @@ export async function serviceLoad(
       out.rows.push(...loadRows(bench, round, bare, options));
       out.tables.push(cpuTable(round, bare, options, polls / inWindow.length));
     }
-    if (round.statements && selection.has('cpu'))
-      out.tables.push(statementsTable(round.statements, completed(round)));
+    if (round.statements) out.tables.push(statementsTable(round.statements, completed(round)));
     if (selection.has('memory')) memory['after sustained load (round 1)'] = await rss();
   }
 

@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import { fmt, markdownTable } from './report';
 
-interface Statement {
+export interface Statement {
   query: string;
   calls: number;
   /** ms PostgreSQL spent executing it, over all calls */
@@ -56,22 +56,15 @@ function shortly(query: string): string {
 /** The statements per turn, the most called first; the rest summed on one line. */
 export function statementsTable(statements: Statement[], turns: number, shown = 12) {
   const per = (n: number) => fmt(n / turns, 2);
-  const total = statements.reduce(
-    (sum, s) => ({ calls: sum.calls + s.calls, execMs: sum.execMs + s.execMs }),
-    {
-      calls: 0,
-      execMs: 0,
-    },
-  );
+  const row = (name: string, of: Statement[]) => [
+    name,
+    per(of.reduce((n, s) => n + s.calls, 0)),
+    per(of.reduce((n, s) => n + s.execMs, 0)),
+  ];
   const rest = statements.slice(shown);
-  const body = statements.slice(0, shown).map((s) => [shortly(s.query), per(s.calls), per(s.execMs)]);
-  if (rest.length)
-    body.push([
-      `${rest.length} other statements`,
-      per(rest.reduce((n, s) => n + s.calls, 0)),
-      per(rest.reduce((n, s) => n + s.execMs, 0)),
-    ]);
-  body.push(['all', per(total.calls), per(total.execMs)]);
+  const body = statements.slice(0, shown).map((s) => row(shortly(s.query), [s]));
+  if (rest.length) body.push(row(`${rest.length} other statements`, rest));
+  body.push(row('all', statements));
   return {
     title: `PostgreSQL statements per completed turn over the sustained window (pg_stat_statements; ${turns} turns, polls included)`,
     markdown: markdownTable(['statement', 'calls per turn', 'execution ms per turn'], body),
