@@ -67,6 +67,39 @@ async function measureWindow(
 }
 
 /**
+ * The bare baseline as one window from the two measured on either side of the service's round 1.
+ * The test stack's Temporal server keeps every execution in an in-memory SQLite database, and each
+ * workflow costs it more CPU as that fills (a bare one-activity workflow: about 9 ms in the first
+ * thousands, 13 to 17 ms some ten thousand later): a baseline measured only before the service would
+ * count that growth against the service. Bracketed, it weighs on both alike.
+ */
+export function bracketed(before: LoadWindow, after: LoadWindow): LoadWindow {
+  const seconds = before.cpu.seconds + after.cpu.seconds;
+  const groups: Record<string, number> = {};
+  for (const w of [before, after])
+    for (const [name, ms] of Object.entries(w.cpu.groups)) groups[name] = (groups[name] ?? 0) + ms;
+  const f = [before.figures, after.figures] as const;
+  return {
+    figures: {
+      n: f[0].n + f[1].n,
+      concurrency: f[0].concurrency,
+      // Not a quantile of the two together: the mean of the two windows' medians, shown for scale.
+      p50: (f[0].p50 + f[1].p50) / 2,
+      p99: Math.max(f[0].p99, f[1].p99),
+      throughput: (f[0].throughput * before.cpu.seconds + f[1].throughput * after.cpu.seconds) / seconds,
+      errors: f[0].errors + f[1].errors,
+    },
+    cpu: {
+      seconds,
+      groups,
+      stack: before.cpu.stack + after.cpu.stack,
+      bench: before.cpu.bench + after.cpu.bench,
+      elsewhere: before.cpu.elsewhere + after.cpu.elsewhere,
+    },
+  };
+}
+
+/**
  * Bare workflows of one no-op activity, started and awaited by `chats` clients in the bare
  * process; the stack is the Temporal server, PostgreSQL (idle: nothing bare uses it) and the bare
  * process, which is worker and client both (the client's part is the gateway's: start, await).
@@ -117,7 +150,8 @@ export async function serviceLoad(
   bench: Bench,
   service: ServiceProcesses,
   options: LoadOptions,
-  bare: LoadWindow | undefined,
+  /** the bare baseline's window before the service's round 1, and a way to measure it again after */
+  bare: { before: LoadWindow; after(): Promise<LoadWindow> } | undefined,
 ): Promise<LoadRows> {
   const { selection } = bench;
   const client = service.client(bench.user);
@@ -163,16 +197,19 @@ export async function serviceLoad(
     const { cpu } = round;
     const inWindow = samples.filter((s) => lanes.inWindow(s.at));
     const polls = inWindow.reduce((sum, s) => sum + s.polls, 0);
+    const after = bare && (await bare.after());
+    const baseline = bare && after && bracketed(bare.before, after);
     out.data.sustained = {
       service: round,
-      baseline: bare,
+      baseline,
+      baselineWindows: bare && { before: bare.before, after },
       pollsPerTurn: polls / inWindow.length,
       pollsPerSecond: polls / cpu.seconds,
       sendUnderLoad: sendFigures(inWindow, cpu.seconds, options.chats),
     };
-    if (bare) {
-      out.rows.push(...loadRows(bench, round, bare, options));
-      out.tables.push(cpuTable(round, bare, options, polls / inWindow.length));
+    if (baseline) {
+      out.rows.push(...loadRows(bench, round, baseline, options, [bare.before, after]));
+      out.tables.push(cpuTable(round, baseline, options, polls / inWindow.length));
     }
     if (round.statements) out.tables.push(statementsTable(round.statements, completed(round)));
     if (selection.has('memory')) memory['after sustained load (round 1)'] = await rss();
@@ -239,7 +276,14 @@ function sendFigures(samples: TurnSample[], seconds: number, concurrency: number
   return rec.figures(seconds * 1000, concurrency);
 }
 
-function loadRows(bench: Bench, service: LoadWindow, bare: LoadWindow, options: LoadOptions): Row[] {
+function loadRows(
+  bench: Bench,
+  service: LoadWindow,
+  bare: LoadWindow,
+  options: LoadOptions,
+  bareWindows: readonly [LoadWindow, LoadWindow],
+): Row[] {
+  const [before, after] = bareWindows;
   const rows: Row[] = [];
   const s = service.figures;
   const b = bare.figures;
@@ -250,7 +294,7 @@ function loadRows(bench: Bench, service: LoadWindow, bare: LoadWindow, options: 
       name: `sustained, ${options.chats} chats polling every ${options.pollMs} ms`,
       measure: `per s (p50 ms), ${options.seconds} s`,
       service: `${fmt(s.throughput, 2)} turns (${fmt(s.p50, 0)})${s.errors ? `, ${s.errors} errors` : ''}`,
-      baseline: `${fmt(b.throughput, 2)} bare wf (${fmt(b.p50, 0)})`,
+      baseline: `${fmt(b.throughput, 2)} bare wf (${fmt(b.p50, 0)}); ${fmt(before.figures.throughput, 1)} before, ${fmt(after.figures.throughput, 1)} after`,
       ratio: `${fmt(ratio, 2)}x`,
       target: `≥${MIN_THROUGHPUT_RATIO}x`,
       meets: ratio >= MIN_THROUGHPUT_RATIO && !s.errors,
@@ -264,7 +308,7 @@ function loadRows(bench: Bench, service: LoadWindow, bare: LoadWindow, options: 
       name: 'server CPU per turn',
       measure: 'CPU ms, all stack processes',
       service: `${fmt(cpuPerOp(service), 1)} per turn`,
-      baseline: `${fmt(cpuPerOp(bare), 1)} per bare wf`,
+      baseline: `${fmt(cpuPerOp(bare), 1)} per bare wf; ${fmt(cpuPerOp(before), 1)} before, ${fmt(cpuPerOp(after), 1)} after`,
       ratio: `${fmt(ratio, 2)}x`,
       target: `≤${MAX_CPU_RATIO}x`,
       meets: ratio <= MAX_CPU_RATIO && !s.errors,
@@ -290,7 +334,8 @@ function cpuTable(service: LoadWindow, bare: LoadWindow, options: LoadOptions, p
   return {
     title:
       `CPU by process over the windows (ms per completed turn or bare workflow, share of the stack); ` +
-      `${completed(service)} turns and ${completed(bare)} bare workflows in ${options.seconds} s each, ` +
+      `${completed(service)} turns in ${options.seconds} s, and ${completed(bare)} bare workflows in ` +
+      `${options.seconds} s before and after them, ` +
       `${fmt(pollsPerTurn, 1)} polls per turn; ${cores} cores`,
     markdown: markdownTable(
       ['process', 'service: ms per turn', 'bare: ms per workflow'],

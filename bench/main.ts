@@ -54,8 +54,9 @@ interface Results {
 
 /**
  * The rows in the order that keeps each fair: the short sequential ones first on a fresh server,
- * the in-process gateway and worker stopped before anything counts CPU, the bare load beside no
- * service process and the service's beside no bare one, admission last (it leaves its workflows open).
+ * the in-process gateway and worker stopped before anything counts CPU, the service's load beside
+ * no bare process, the bare load on either side of the service's (load.ts, bracketed; the second
+ * time beside the service's processes, idle), admission last (it leaves its workflows open).
  */
 async function run(bench: Bench, results: Results): Promise<void> {
   const { selection } = bench;
@@ -64,7 +65,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
   if (selection.has('console')) results.rows.push(await consoleRow(bench));
   await bench.stopInProcess();
 
-  let bareWindow: LoadWindow | undefined;
+  let bareBefore: LoadWindow | undefined;
   if (selection.has('history', 'e2e', 'sustained', 'cpu')) {
     const bare: BareStack = await startBare(bench.stack.temporalAddress);
     try {
@@ -77,7 +78,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
           await service.stop();
         }
       }
-      if (selection.has('sustained', 'cpu')) bareWindow = await bareLoad(bare, LOAD);
+      if (selection.has('sustained', 'cpu')) bareBefore = await bareLoad(bare, LOAD);
     } finally {
       await bare.stop();
     }
@@ -85,7 +86,22 @@ async function run(bench: Bench, results: Results): Promise<void> {
   if (selection.has('sustained', 'cpu', 'send', 'memory')) {
     const service = await startServiceProcesses(bench);
     try {
-      const load = await serviceLoad(bench, service, LOAD, bareWindow);
+      // The bare load again right after the service's round 1, in a process of its own while the
+      // service's sit idle (bracketed, load.ts).
+      const bareAfter = async () => {
+        const bare = await startBare(bench.stack.temporalAddress);
+        try {
+          return await bareLoad(bare, LOAD);
+        } finally {
+          await bare.stop();
+        }
+      };
+      const load = await serviceLoad(
+        bench,
+        service,
+        LOAD,
+        bareBefore && { before: bareBefore, after: bareAfter },
+      );
       results.rows.push(...load.rows);
       results.tables.push(...load.tables);
       Object.assign(results.data, load.data);

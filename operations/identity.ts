@@ -27,7 +27,15 @@ import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
 import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ANY_ID, type NotificationHub } from '../core/db/notification-hub';
+import type { NotificationHub } from '../core/db/notification-hub';
+import {
+  createKeyMemory,
+  leaseSize,
+  takePoints,
+  tightest,
+  type RateLimitState,
+  type Lease,
+} from './key-memory';
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
 const DAY_SECONDS = 24 * 3600;
@@ -41,39 +49,10 @@ const HASHER_BUSY_RETRY_SECONDS = 1;
 type UserDto = ReturnType<typeof toUserDto>;
 type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
-/**
- * How long the caller of a checked API key is remembered for the answers a gateway gives from
- * memory (rememberedCaller). A revoked or deleted key is forgotten at once by every gateway
- * (migration api_key_notify); this bounds the rest.
- */
-const KEY_MEMORY_MS = 30_000;
-/** Past this many remembered keys, the oldest is forgotten. */
-const KEY_MEMORY_MAX = 10_000;
-
-/** What a call's counters stand at: for the RateLimit headers of its answer. */
-export interface RateLimitState {
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-}
-
 /** Accounts, sessions and API keys. */
 export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
   const { config, db } = deps;
-  // Callers of API keys checked lately, by key hash. Any key's revocation (rare: a person does it)
-  // or a change of the listening connection forgets them all; `generation` tells a check that
-  // began before such a change not to remember what it read.
-  const keys = new Map<string, { userId: string; apiKeyId: string; until: number }>();
-  let generation = 0;
-  let watchingKeys = false;
-  const watchKeys = () => {
-    if (watchingKeys) return;
-    watchingKeys = true;
-    hub.subscribe('api_keys', ANY_ID, () => {
-      generation++;
-      keys.clear();
-    });
-  };
+  const memory = createKeyMemory(hub);
   // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
   // one client guessing at one account is locked out, with a backoff, while the owner signing in
   // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
@@ -219,14 +198,15 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       if (!(await revokeApiKey(db, caller.userId, keyId)))
         throw new NotFoundError('KEY_NOT_FOUND', 'No such API key.');
       // Every gateway forgets it when the notification comes; this one before it answers.
-      generation++;
-      keys.clear();
+      memory.forget();
     },
 
     /**
-     * The caller of an API key, checked against the database on every call (a revoked key fails
-     * on its very next call), after counting the call against each of `limits`: 401 for a bad key,
-     * 429 past any limit. Answers the tightest counter's state for the RateLimit headers.
+     * The caller of an API key, checked against the database (a revoked key fails on its very next
+     * call), after counting the call against each of `limits`: 401 for a bad key, 429 past any
+     * limit. Answers the tightest counter's state for the RateLimit headers. A counter with points
+     * this gateway leased counts the call from them; the others give it a lease for later calls
+     * (key-memory.ts), which leasedCaller spends too.
      */
     async authenticateApiKey(
       key: string | undefined,
@@ -236,41 +216,67 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       if (!key || !API_KEY_PATTERN.test(key)) throw new UnauthorizedError('A valid API key is required.');
       const now = Date.now();
       const keyHash = hashToken(key);
-      watchKeys();
-      const before = hub.listening() ? generation : -1;
-      const row = await checkApiKey(db, { keyHash, counters: limits.map((l) => l.name), now });
+      const token = memory.beginCheck();
+      // Points this gateway leased count the call where they can; the rest is counted in the check.
+      const local = memory.spend(keyHash, limits, now, { all: false })?.counters ?? new Map();
+      // A lease taken while the gateway does not hear of revocations could not be kept.
+      const leasing = token >= 0;
+      const counted = limits.filter((l) => !local.has(l.name));
+      const wanted = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, leasing) }));
+      const row = await checkApiKey(db, { keyHash, counters: wanted, now });
       if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
-      if (before === generation) {
-        keys.delete(keyHash);
-        if (keys.size >= KEY_MEMORY_MAX) keys.delete(keys.keys().next().value as string);
-        keys.set(keyHash, { userId: row.userId, apiKeyId: row.id, until: now + KEY_MEMORY_MS });
-      }
-      let tightest: RateLimitState | undefined;
-      for (const limit of limits) {
+      const states: RateLimitState[] = [...local.values()];
+      const leases = new Map<string, Lease>();
+      let refusal: { limit: KeyLimit; state: RateLimitState } | undefined;
+      counted.forEach((limit, i) => {
         const counter = row.counters.find((c) => c.name === limit.name);
-        if (!counter) continue;
-        const remaining = limit.perMinute - counter.points;
-        const resetSeconds = Math.max(1, Math.ceil((Number(counter.expire) - now) / 1000));
-        if (remaining < 0) throw rateLimited(limit.message, limit.perMinute, 0, resetSeconds);
-        if (!tightest || remaining < tightest.remaining)
-          tightest = { limit: limit.perMinute, remaining, resetSeconds };
+        if (!counter) return;
+        const taken = takePoints(
+          limit,
+          { points: counter.points, expire: Number(counter.expire) },
+          (wanted[i] as { points: number }).points,
+          now,
+        );
+        states.push(taken.state);
+        if (taken.lease) leases.set(limit.name, taken.lease);
+        if (taken.refused) refusal ??= { limit, state: taken.state };
+      });
+      memory.remember(token, keyHash, { userId: row.userId, apiKeyId: row.id }, leases, now);
+      if (refusal) {
+        const { limit, state } = refusal;
+        throw rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds);
       }
-      return {
-        caller: { userId: row.userId, apiKeyId: row.id, via },
-        ...(tightest ? { rateLimit: tightest } : {}),
-      };
+      const rateLimit = tightest(states);
+      return { caller: { userId: row.userId, apiKeyId: row.id, via }, ...(rateLimit ? { rateLimit } : {}) };
+    },
+
+    /**
+     * The caller of an API key this gateway checked lately, its call counted against points it
+     * leased of each of `limits` (see authenticateApiKey), without a round trip; undefined
+     * when it has not got them all, and the key is then to be checked with authenticateApiKey.
+     * Rests on every gateway hearing of a revocation at its commit, as rememberedCaller does.
+     */
+    leasedCaller(
+      key: string | undefined,
+      limits: readonly KeyLimit[],
+      via: Caller['via'],
+    ): { caller: Caller; rateLimit?: RateLimitState } | undefined {
+      if (!key) return undefined;
+      const spent = memory.spend(hashToken(key), limits, Date.now(), { all: true });
+      if (!spent) return undefined;
+      const rateLimit = tightest([...spent.counters.values()]);
+      return { caller: { ...spent.key, via }, ...(rateLimit ? { rateLimit } : {}) };
     },
 
     /**
      * The caller of an API key this gateway checked lately, if it is still good (see
-     * KEY_MEMORY_MS); else undefined, and the caller is to be checked with authenticateApiKey.
+     * key-memory.ts); else undefined, and the caller is to be checked with authenticateApiKey.
      * Counts nothing: only an answer given from memory, which reads nothing, may rest on it.
      */
     rememberedCaller(key: string | undefined, via: Caller['via']): Caller | undefined {
-      if (!key || !hub.listening()) return undefined;
-      const known = keys.get(hashToken(key));
-      if (!known || known.until <= Date.now()) return undefined;
-      return { userId: known.userId, apiKeyId: known.apiKeyId, via };
+      if (!key) return undefined;
+      const known = memory.caller(hashToken(key), Date.now());
+      return known ? { ...known, via } : undefined;
     },
 
     /** The caller of a session cookie's token. */

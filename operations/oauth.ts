@@ -22,7 +22,7 @@ import {
 import type { OAuthGrantDto } from '../core/schemas/identity';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
-import type { RateLimitState } from './identity';
+import type { RateLimitState } from './key-memory';
 import { consumeOrThrow, postgresLimiter, type KeyLimit } from './limits';
 
 const CODE_TTL_SECONDS = 300;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import { pinoHttp } from 'pino-http';
 import { createOperations, type Operations } from '../../operations';
 import { redactUrlSignature } from '../../core/logging/logger';
@@ -29,6 +29,12 @@ export interface GatewayApp {
   /** The MCP route and its OAuth endpoints (apps/mcp). */
   mcp: Router;
 }
+
+/** A router of paths outside `/api/`, skipped by every request under it. */
+const outsideApi =
+  (router: Router): RequestHandler =>
+  (req, res, next) =>
+    req.path.startsWith('/api/') ? next() : router(req, res, next);
 
 /** Builds the Express app from its dependencies; main.ts and the tests both call this. */
 export function createApp(deps: GatewayDeps): GatewayApp {
@@ -93,10 +99,11 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   routes.methodNotAllowed();
   // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
   // Ahead of the REST routes: every path of its is its own, and an assistant's every call would
-  // otherwise be matched against each REST route first.
+  // otherwise be matched against each REST route first. Neither it nor the console serves a path
+  // under /api/, so the REST calls (polls above all) go straight to their routes.
   const mcp = createMcpRouter(ops, deps.config);
-  app.use(mcp);
-  app.use(consoleApp(deps.config));
+  app.use(outsideApi(mcp));
+  app.use(outsideApi(consoleApp(deps.config)));
   app.use(router);
 
   app.use(notFoundHandler);

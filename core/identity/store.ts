@@ -90,11 +90,12 @@ const LAST_USED_WRITE_INTERVAL_SECONDS = 60;
  * The key check of every public call, its rate-limit counters and the throttled `lastUsedAt`
  * write, as one statement, so authentication costs one round trip. The counters keep
  * rate-limiter-flexible's fixed-window layout ("RateLimit": key, points, expire in epoch ms), so
- * every gateway process shares them, and a refused key counts nothing.
+ * every gateway process shares them, and a refused key counts nothing. Each counter takes its
+ * `points` (the call's own, and any it leases for later calls: operations/key-memory.ts).
  */
 export async function checkApiKey(
   db: Database,
-  input: { keyHash: string; counters: string[]; now: number },
+  input: { keyHash: string; counters: { name: string; points: number }[]; now: number },
 ): Promise<KeyCheck | undefined> {
   // Named, so each pooled connection parses and plans it once; on the bookkeeping pool, since the
   // counters and lastUsedAt it writes need no flush to disk before the request goes on.
@@ -107,16 +108,23 @@ export async function checkApiKey(
         WHERE a.id = k.id AND (a."lastUsedAt" IS NULL OR a."lastUsedAt" < now() - make_interval(secs => $4))
      ), counted AS (
        INSERT INTO "RateLimit" AS r (key, points, expire)
-       SELECT n.name || ':' || k.id, 1, $3::bigint + 60000 FROM k CROSS JOIN unnest($2::text[]) AS n(name)
+       SELECT n.name || ':' || k.id, n.points, $3::bigint + 60000
+         FROM k CROSS JOIN unnest($2::text[], $5::int[]) AS n(name, points)
        ON CONFLICT (key) DO UPDATE SET
-         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN 1 ELSE r.points + 1 END,
+         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.points ELSE r.points + excluded.points END,
          expire = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.expire ELSE r.expire END
        RETURNING split_part(key, ':', 1) AS name, points, expire
      )
      SELECT k.id, k."userId",
             COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters
        FROM k`,
-    values: [input.keyHash, input.counters, input.now, LAST_USED_WRITE_INTERVAL_SECONDS],
+    values: [
+      input.keyHash,
+      input.counters.map((c) => c.name),
+      input.now,
+      LAST_USED_WRITE_INTERVAL_SECONDS,
+      input.counters.map((c) => c.points),
+    ],
   });
   return rows[0];
 }

@@ -178,8 +178,12 @@ describe('polling a run', function () {
   });
 
   /** Sends a turn through the first gateway: its ids and its snapshot's path. */
-  async function sendTurn(user: { bearer: Record<string, string> }, body: Record<string, unknown>) {
-    const sent = await fetch(`${gateways[0]!.url}/api/v1/completions`, {
+  async function sendTurn(
+    user: { bearer: Record<string, string> },
+    body: Record<string, unknown>,
+    via = gateways[0] as TestGateway,
+  ) {
+    const sent = await fetch(`${via.url}/api/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...user.bearer },
       body: JSON.stringify(body),
@@ -198,21 +202,50 @@ describe('polling a run', function () {
     return sendTurn(user, { text: 'hello' });
   }
 
-  /** Sends a turn through the first gateway and waits, there, for it to complete. */
-  async function completedTurn(user: { bearer: Record<string, string> }) {
-    const turn = await sendTurn(user, { text: 'hello' });
+  /**
+   * Sends a turn and waits for it to complete, both through `via`: a gateway of a lower rate limit
+   * is used alone, as the first one's checks lease points of the key's counter by its own limit (a
+   * million).
+   */
+  async function completedTurn(user: { bearer: Record<string, string> }, via = gateways[0] as TestGateway) {
+    const turn = await sendTurn(user, { text: 'hello' }, via);
     await waitFor(async () => {
-      const res = await fetch(`${gateways[0]!.url}${turn.path}`, { headers: user.bearer });
+      const res = await fetch(`${via.url}${turn.path}`, { headers: user.bearer });
       return ((await res.json()) as { status: string }).status === 'COMPLETE' ? true : undefined;
     });
     return turn;
+  }
+
+  /** Two more gateways, of `perMinute` public calls per key. */
+  async function gatewaysLimitedTo(perMinute: number): Promise<[TestGateway, TestGateway]> {
+    const limited = { ...config, API_RATE_LIMIT_PER_MINUTE: perMinute };
+    return [await startGateway({ config: limited }), await startGateway({ config: limited })];
+  }
+
+  /**
+   * Polls `path` on `gateway` with the user's key until the gateway remembers the key (it does once
+   * it listens for revocations, from its first call on); answers the last poll.
+   */
+  function polledUntilRemembered(
+    gateway: TestGateway,
+    user: { apiKey: string; bearer: Record<string, string> },
+    path: string,
+  ) {
+    return waitFor(
+      async () => {
+        const res = await fetch(`${gateway.url}${path}`, { headers: user.bearer });
+        assert.equal(res.status, 200);
+        return gateway.ops.identity.rememberedCaller(user.apiKey, 'rest') ? res : undefined;
+      },
+      { what: 'the key remembered' },
+    );
   }
 
   it('answers a conditional poll of an unchanged run from memory, without counting it against the key', async () => {
     const limited = await startGateway({ config: { ...config, API_RATE_LIMIT_PER_MINUTE: 60 } });
     try {
       const user = await createTestUser();
-      const { path } = await completedTurn(user);
+      const { path } = await completedTurn(user, limited);
       // The key's count is shared by every gateway: the turn above used some of it.
       const remaining = (res: Response) => Number(res.headers.get('ratelimit-remaining'));
       const full = await fetch(`${limited.url}${path}`, { headers: user.bearer });
@@ -252,16 +285,8 @@ describe('polling a run', function () {
     const limited = await startGateway({ config: { ...config, API_RATE_LIMIT_PER_MINUTE: 60 } });
     try {
       const user = await createTestUser();
-      const { path, chatId } = await completedTurn(user);
-      // A gateway remembers a key it checked once it listens for revocations (from its first call on).
-      const first = await waitFor(
-        async () => {
-          const res = await fetch(`${limited.url}${path}`, { headers: user.bearer });
-          assert.equal(res.status, 200);
-          return limited.ops.identity.rememberedCaller(user.apiKey, 'rest') ? res : undefined;
-        },
-        { what: 'the key remembered' },
-      );
+      const { path, chatId } = await completedTurn(user, limited);
+      const first = await polledUntilRemembered(limited, user, path);
       // Spend what is left of the minute: the poll past it is refused, with its headers, although
       // its read had begun; and so is one of a run that does not exist (429, not 404).
       let last = first;
@@ -280,7 +305,7 @@ describe('polling a run', function () {
       // Revoked behind the gateway's back (no notification reaches it: triggers off for that
       // statement), so the gateway still remembers the key: the database's check has the word.
       const other = await createTestUser();
-      const turn = await completedTurn(other);
+      const turn = await completedTurn(other, limited);
       assert.equal((await fetch(`${limited.url}${turn.path}`, { headers: other.bearer })).status, 200);
       const client = await (await testStack()).db.pool.connect();
       try {
@@ -296,6 +321,103 @@ describe('polling a run', function () {
       assert.equal(((await revoked.json()) as { code: string }).code, 'UNAUTHORIZED');
     } finally {
       await limited.close();
+    }
+  });
+
+  it("counts a remembered key's polls a lease at a time: the limit exact on one gateway, held over two", async () => {
+    // A limit of 500 a minute: each check in PostgreSQL takes 5 points, the poll's and 4 for later.
+    const [one, two] = await gatewaysLimitedTo(500);
+    try {
+      const { db } = await testStack();
+      const user = await createTestUser();
+      const { path } = await completedTurn(user, one);
+      const counted = async () => {
+        const { rows } = await db.pool.query<{ points: number }>(
+          `SELECT points FROM "RateLimit" WHERE key = $1`,
+          [`api:${user.apiKeyId}`],
+        );
+        return rows[0]?.points ?? 0;
+      };
+      const poll = (gateway: TestGateway) => fetch(`${gateway.url}${path}`, { headers: user.bearer });
+      const remaining = (res: Response) => Number(res.headers.get('ratelimit-remaining'));
+      // One gateway: every call is counted, one point off the headers each time, polls and the
+      // other calls between them alike; yet the database is asked for points once per lease, and
+      // is never more than a lease ahead of the calls.
+      let left = remaining(await polledUntilRemembered(one, user, path));
+      const points = new Set<number>([await counted()]);
+      for (let i = 0; i < 24; i++) {
+        const res =
+          i % 4 === 3 ? await fetch(`${one.url}/api/v1/chats`, { headers: user.bearer }) : await poll(one);
+        assert.equal(res.status, 200, `call ${i}`);
+        assert.equal(remaining(res), --left, `call ${i}`);
+        const now = await counted();
+        assert.ok(now - (500 - left) >= 0 && now - (500 - left) < 5, `counter ${now}, ${500 - left} calls`);
+        points.add(now);
+      }
+      assert.ok(points.size <= 6, `${points.size - 1} leases for 24 calls`);
+      // Every point left is served, and not one more: the call past the limit is refused.
+      while (left > 0) {
+        const res = await poll(one);
+        assert.equal(res.status, 200, `${left} left`);
+        assert.equal(remaining(res), --left);
+      }
+      const refused = await poll(one);
+      assert.equal(refused.status, 429);
+      assert.equal(((await refused.json()) as { code: string }).code, 'RATE_LIMITED');
+
+      // Two gateways sharing a key: what each has leased and not spent is lost to the caller when
+      // the minute ends, never given twice. Every call answered counts against the 500.
+      const other = await createTestUser();
+      const second = await completedTurn(other, one);
+      const pollOther = (gateway: TestGateway) =>
+        fetch(`${gateway.url}${second.path}`, { headers: other.bearer });
+      let served = 0;
+      for (const gateway of [one, two]) await polledUntilRemembered(gateway, other, second.path);
+      const before = 500 - remaining(await pollOther(one));
+      for (let open = [one, two]; open.length;) {
+        const next: TestGateway[] = [];
+        for (const gateway of open) {
+          const res = await pollOther(gateway);
+          if (res.status === 200) {
+            served++;
+            next.push(gateway);
+          } else assert.equal(res.status, 429);
+        }
+        open = next;
+      }
+      assert.ok(before + served <= 500, `${before} + ${served} calls answered`);
+      assert.ok(before + served >= 500 - 2 * 4, `${before} + ${served} calls answered`);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('stops answering a leased key on every gateway once it is revoked through any', async () => {
+    const [one, two] = await gatewaysLimitedTo(500);
+    try {
+      const user = await createTestUser();
+      const { path } = await completedTurn(user, one);
+      const poll = () => fetch(`${one.url}${path}`, { headers: user.bearer });
+      await polledUntilRemembered(one, user, path);
+      // A check took a lease: the next polls are answered without asking the database.
+      assert.equal((await poll()).status, 200);
+      assert.ok(one.ops.identity.leasedCaller(user.apiKey, [one.ops.limits.api], 'rest'), 'a lease left');
+
+      const revoked = await fetch(`${two.url}/api/keys/${user.apiKeyId}`, {
+        method: 'DELETE',
+        headers: { cookie: user.cookie },
+      });
+      assert.equal(revoked.status, 204);
+      // The revocation's notification reaches the first gateway within milliseconds; from then on,
+      // though points of its lease were left, it refuses the key.
+      await waitFor(async () => (one.ops.identity.rememberedCaller(user.apiKey, 'rest') ? undefined : true), {
+        timeoutMs: 2_000,
+        intervalMs: 10,
+        what: 'the first gateway to forget the revoked key',
+      });
+      for (let i = 0; i < 5; i++) assert.equal((await poll()).status, 401);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
     }
   });
 

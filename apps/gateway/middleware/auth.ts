@@ -3,6 +3,7 @@ import { parse as parseCookie } from 'cookie';
 import { sessionCookieName } from '../../../core/auth/tokens';
 import { AppError, UnauthorizedError } from '../../../core/errors/app-error';
 import type { Caller, Operations } from '../../../operations';
+import type { RateLimitState } from '../../../operations/key-memory';
 import { rateLimitHeaders, type KeyLimit } from '../../../operations/limits';
 import { setAuth, setRememberedAuth } from '../http/auth-context';
 
@@ -23,23 +24,27 @@ export async function bearerCaller(
   limits: readonly KeyLimit[],
   via: Caller['via'],
 ): Promise<Caller> {
-  const key = bearerToken(req);
-  const { caller, rateLimit } = await ops.identity.authenticateApiKey(key, limits, via);
-  if (rateLimit) {
-    for (const [name, value] of Object.entries(
-      rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds),
-    ))
-      res.setHeader(name, value);
-  }
+  const { caller, rateLimit } = await ops.identity.authenticateApiKey(bearerToken(req), limits, via);
+  setRateLimitHeaders(res, rateLimit);
   return caller;
 }
 
+function setRateLimitHeaders(res: Response, rateLimit: RateLimitState | undefined): void {
+  if (!rateLimit) return;
+  for (const [name, value] of Object.entries(
+    rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds),
+  ))
+    res.setHeader(name, value);
+}
+
 /**
- * Public routes: an API key, counted against the route's per-key limits. On a route that only reads
- * (`readsOnly`), a key this gateway checked lately lets the read start at once on its remembered
- * caller while the key is checked and counted in PostgreSQL as ever: the answer waits for that
- * check and is its 401 or 429 if it fails (settleAuth), so a poll costs one round trip of latency,
- * not two, and gives nothing away it would not have.
+ * Public routes: an API key, counted against the route's per-key limits. A route that only reads
+ * (`readsOnly`) trusts a key this gateway checked lately, as the answers it gives from memory do:
+ * - while the gateway holds points it leased of each counter, the call spends them and goes on
+ *   with no round trip at all;
+ * - else the read starts at once on the remembered caller while the key is checked (taking a new
+ *   lease) in PostgreSQL: the answer waits for that check and is its 401 or 429 if it
+ *   fails (settleAuth), so a poll costs one round trip of latency, not two.
  */
 export function apiKeyGuard(
   ops: Operations,
@@ -47,7 +52,18 @@ export function apiKeyGuard(
   { readsOnly = false }: { readsOnly?: boolean } = {},
 ): RequestHandler {
   return async (req, res, next) => {
-    const remembered = readsOnly ? ops.identity.rememberedCaller(bearerToken(req), 'rest') : undefined;
+    if (!readsOnly) {
+      setAuth(req, await bearerCaller(ops, req, res, limits, 'rest'));
+      return next();
+    }
+    const token = bearerToken(req);
+    const leased = ops.identity.leasedCaller(token, limits, 'rest');
+    if (leased) {
+      setRateLimitHeaders(res, leased.rateLimit);
+      setAuth(req, leased.caller);
+      return next();
+    }
+    const remembered = ops.identity.rememberedCaller(token, 'rest');
     if (remembered) {
       const check = bearerCaller(ops, req, res, limits, 'rest').then((caller) => {
         if (caller.userId !== remembered.userId) throw new UnauthorizedError();
