@@ -209,12 +209,12 @@ export async function streamModelReply(
       writeRunText(deps.db.bookkeeping, { runId: input.runId, text, step: input.step }),
     );
   };
-  // At most one write per interval, and the last piece of a burst is never left unwritten.
+  // At most one write per interval, and the last piece of a burst is never left unwritten. Even
+  // the first waits for a timer: a reply that arrives whole (a short one, a provider that does not
+  // stream) is written once, by the statement that ends the step, not twice.
   const onText = (delta: string) => {
     streamed += delta;
-    const wait = lastWrite + TEXT_WRITE_INTERVAL_MS - Date.now();
-    if (wait <= 0) flush();
-    else trailing ??= setTimeout(flush, wait);
+    trailing ??= setTimeout(flush, Math.max(0, lastWrite + TEXT_WRITE_INTERVAL_MS - Date.now()));
   };
   // Heartbeats carry cancellation to us, so they go on while the model is silent too.
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
