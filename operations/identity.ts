@@ -34,6 +34,7 @@ import {
   takePoints,
   tightest,
   type RateLimitState,
+  type KeyCheckTicket,
   type Lease,
 } from './key-memory';
 
@@ -84,6 +85,45 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     concurrency: config.PASSWORD_HASH_CONCURRENCY,
     queue: config.PASSWORD_HASH_QUEUE,
   });
+
+  /** authenticateApiKey's check in PostgreSQL, under its ticket (see key-memory.ts). */
+  async function checkAndCount(
+    keyHash: string,
+    limits: readonly KeyLimit[],
+    via: Caller['via'],
+    ticket: KeyCheckTicket,
+    now: number,
+  ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
+    // Points this gateway leased count the call where they can; the rest is counted in the check.
+    const local = memory.spend(keyHash, limits, now, { all: false })?.counters ?? new Map();
+    const counted = limits.filter((l) => !local.has(l.name));
+    const wanted = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, ticket.leasing) }));
+    const row = await checkApiKey(db, { keyHash, counters: wanted, now });
+    if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
+    const states: RateLimitState[] = [...local.values()];
+    const leases = new Map<string, Lease>();
+    let refusal: { limit: KeyLimit; state: RateLimitState } | undefined;
+    counted.forEach((limit, i) => {
+      const counter = row.counters.find((c) => c.name === limit.name);
+      if (!counter) return;
+      const taken = takePoints(
+        limit,
+        { points: counter.points, expire: Number(counter.expire) },
+        (wanted[i] as { points: number }).points,
+        now,
+      );
+      states.push(taken.state);
+      if (taken.lease) leases.set(limit.name, taken.lease);
+      if (taken.refused) refusal ??= { limit, state: taken.state };
+    });
+    memory.remember(ticket, keyHash, { userId: row.userId, apiKeyId: row.id }, leases, now);
+    if (refusal) {
+      const { limit, state } = refusal;
+      throw rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds);
+    }
+    const rateLimit = tightest(states);
+    return { caller: { userId: row.userId, apiKeyId: row.id, via }, ...(rateLimit ? { rateLimit } : {}) };
+  }
 
   async function hashing<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -216,38 +256,12 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       if (!key || !API_KEY_PATTERN.test(key)) throw new UnauthorizedError('A valid API key is required.');
       const now = Date.now();
       const keyHash = hashToken(key);
-      const token = memory.beginCheck();
-      // Points this gateway leased count the call where they can; the rest is counted in the check.
-      const local = memory.spend(keyHash, limits, now, { all: false })?.counters ?? new Map();
-      // A lease taken while the gateway does not hear of revocations could not be kept.
-      const leasing = token >= 0;
-      const counted = limits.filter((l) => !local.has(l.name));
-      const wanted = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, leasing) }));
-      const row = await checkApiKey(db, { keyHash, counters: wanted, now });
-      if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
-      const states: RateLimitState[] = [...local.values()];
-      const leases = new Map<string, Lease>();
-      let refusal: { limit: KeyLimit; state: RateLimitState } | undefined;
-      counted.forEach((limit, i) => {
-        const counter = row.counters.find((c) => c.name === limit.name);
-        if (!counter) return;
-        const taken = takePoints(
-          limit,
-          { points: counter.points, expire: Number(counter.expire) },
-          (wanted[i] as { points: number }).points,
-          now,
-        );
-        states.push(taken.state);
-        if (taken.lease) leases.set(limit.name, taken.lease);
-        if (taken.refused) refusal ??= { limit, state: taken.state };
-      });
-      memory.remember(token, keyHash, { userId: row.userId, apiKeyId: row.id }, leases, now);
-      if (refusal) {
-        const { limit, state } = refusal;
-        throw rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds);
+      const ticket = memory.beginCheck(keyHash);
+      try {
+        return await checkAndCount(keyHash, limits, via, ticket, now);
+      } finally {
+        memory.endCheck(keyHash, ticket);
       }
-      const rateLimit = tightest(states);
-      return { caller: { userId: row.userId, apiKeyId: row.id, via }, ...(rateLimit ? { rateLimit } : {}) };
     },
 
     /**

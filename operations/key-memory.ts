@@ -38,7 +38,14 @@ interface KnownKey {
   userId: string;
   apiKeyId: string;
   until: number;
-  leases: Map<string, Lease>;
+  /** by counter, the leases in the order they were taken (their points rise from one to the next) */
+  leases: Map<string, Lease[]>;
+}
+
+/** A key check under way: whether its answer may be kept, and whether it may take a lease. */
+export interface KeyCheckTicket {
+  generation: number;
+  leasing: boolean;
 }
 
 /** What a call's counter stands at: for the RateLimit headers of its answer. */
@@ -57,6 +64,9 @@ const resetSeconds = (expire: number, now: number) => Math.max(1, Math.ceil((exp
  */
 export function createKeyMemory(hub: NotificationHub) {
   const keys = new Map<string, KnownKey>();
+  // Keys whose check is taking a lease now: a check beside it takes its one point only, so calls
+  // that find no point left at the same moment take one lease between them, not one each.
+  const leasing = new Set<string>();
   let generation = 0;
   let watching = false;
   const forget = () => {
@@ -74,28 +84,39 @@ export function createKeyMemory(hub: NotificationHub) {
   return {
     forget,
 
-    /** Call before a check: its token, for `remember` to tell whether the check's answer may be kept. */
-    beginCheck(): number {
+    /** Call before a check of a key, and `endCheck` after it, whatever its outcome. */
+    beginCheck(keyHash: string): KeyCheckTicket {
       if (!watching) {
         watching = true;
         hub.subscribe('api_keys', ANY_ID, forget);
       }
-      return hub.listening() ? generation : -1;
+      // A lease taken while the gateway does not hear of revocations could not be kept.
+      if (!hub.listening()) return { generation: -1, leasing: false };
+      const ticket = { generation, leasing: !leasing.has(keyHash) };
+      if (ticket.leasing) leasing.add(keyHash);
+      return ticket;
     },
 
-    /** Keeps a key the database just vouched for, with what it leased of each counter. */
+    endCheck(keyHash: string, ticket: KeyCheckTicket): void {
+      if (ticket.leasing) leasing.delete(keyHash);
+    },
+
+    /**
+     * Keeps a key the database just vouched for, with what it leased of each counter: after the
+     * leases this gateway holds already, which stay its own (a check that took no lease, as a
+     * send's of its send counter, must not cost the polls theirs).
+     */
     remember(
-      token: number,
+      ticket: KeyCheckTicket,
       keyHash: string,
       key: { userId: string; apiKeyId: string },
       leases: ReadonlyMap<string, Lease>,
       now: number,
     ): void {
-      if (token !== generation) return;
-      // What this gateway leased before stays its own: a send's check, which leases nothing, must
-      // not cost the polls theirs.
-      const kept = keys.get(keyHash)?.leases ?? new Map<string, Lease>();
-      for (const [name, lease] of leases) kept.set(name, lease);
+      if (ticket.generation !== generation) return;
+      const kept = keys.get(keyHash)?.leases ?? new Map<string, Lease[]>();
+      for (const [name, lease] of leases)
+        kept.set(name, [...(kept.get(name) ?? []).filter((l) => l.expire > now), lease]);
       keys.delete(keyHash);
       if (keys.size >= KEY_MEMORY_MAX) keys.delete(keys.keys().next().value as string);
       keys.set(keyHash, { ...key, until: now + KEY_MEMORY_MS, leases: kept });
@@ -118,10 +139,8 @@ export function createKeyMemory(hub: NotificationHub) {
     ): { key: { userId: string; apiKeyId: string }; counters: Map<string, RateLimitState> } | undefined {
       const key = known(keyHash, now);
       if (!key) return undefined;
-      const live = (limit: KeyLimit) => {
-        const lease = key.leases.get(limit.name);
-        return lease && lease.expire > now && lease.next <= lease.last ? lease : undefined;
-      };
+      const live = (limit: KeyLimit) =>
+        key.leases.get(limit.name)?.find((l) => l.expire > now && l.next <= l.last);
       if (all && !limits.every(live)) return undefined;
       const counters = new Map<string, RateLimitState>();
       for (const limit of limits) {

@@ -218,8 +218,11 @@ describe('polling a run', function () {
 
   /** Two more gateways, of `perMinute` public calls per key. */
   async function gatewaysLimitedTo(perMinute: number): Promise<[TestGateway, TestGateway]> {
-    const limited = { ...config, API_RATE_LIMIT_PER_MINUTE: perMinute };
-    return [await startGateway({ config: limited }), await startGateway({ config: limited })];
+    return [await gatewayLimitedTo(perMinute), await gatewayLimitedTo(perMinute)];
+  }
+
+  function gatewayLimitedTo(perMinute: number): Promise<TestGateway> {
+    return startGateway({ config: { ...config, API_RATE_LIMIT_PER_MINUTE: perMinute } });
   }
 
   /**
@@ -389,6 +392,36 @@ describe('polling a run', function () {
       assert.ok(before + served >= 500 - 2 * 4, `${before} + ${served} calls answered`);
     } finally {
       await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('takes one lease between the calls that find no point left at the same moment', async () => {
+    const one = await gatewayLimitedTo(500);
+    try {
+      const { db } = await testStack();
+      const user = await createTestUser();
+      const { path } = await completedTurn(user, one);
+      await polledUntilRemembered(one, user, path);
+      const poll = () => fetch(`${one.url}${path}`, { headers: user.bearer });
+      // On one gateway the points are handed out in order: this call's is the count so far.
+      const calls = 500 - Number((await poll()).headers.get('ratelimit-remaining'));
+      // Twenty calls at once, as many polls arriving together would be: the first find what is
+      // left of the lease, the rest a check each, all under way at the same moment.
+      const api = [one.ops.limits.api];
+      const burst = await Promise.all(
+        Array.from({ length: 20 }, () => one.ops.identity.authenticateApiKey(user.apiKey, api, 'rest')),
+      );
+      for (const { caller } of burst) assert.equal(caller.userId, user.userId);
+      const { rows } = await db.pool.query<{ points: number }>(
+        `SELECT points FROM "RateLimit" WHERE key = $1`,
+        [`api:${user.apiKeyId}`],
+      );
+      // The checks beside the one taking a lease take their own point only: what the counter holds
+      // beyond the calls is that one lease's rest (4), not a lease per check.
+      const unspent = (rows[0]?.points ?? 0) - (calls + 20);
+      assert.ok(unspent >= 0 && unspent <= 4, `${unspent} points taken and not spent`);
+    } finally {
+      await one.close();
     }
   });
 
