@@ -116,7 +116,7 @@ export function createKeyMemory(hub: NotificationHub) {
       if (ticket.generation !== generation) return;
       const kept = keys.get(keyHash)?.leases ?? new Map<string, Lease[]>();
       for (const [name, lease] of leases)
-        kept.set(name, [...(kept.get(name) ?? []).filter((l) => l.expire > now), lease]);
+        kept.set(name, [...(kept.get(name) ?? []).filter((l) => l.expire > now && l.next <= l.last), lease]);
       keys.delete(keyHash);
       if (keys.size >= KEY_MEMORY_MAX) keys.delete(keys.keys().next().value as string);
       keys.set(keyHash, { ...key, until: now + KEY_MEMORY_MS, leases: kept });
