@@ -73,7 +73,7 @@ async function measureWindow(
  * thousands, 13 to 17 ms some ten thousand later): a baseline measured only before the service would
  * count that growth against the service. Bracketed, it weighs on both alike.
  */
-export function bracketed(before: LoadWindow, after: LoadWindow): LoadWindow {
+function bracketed(before: LoadWindow, after: LoadWindow): LoadWindow {
   const seconds = before.cpu.seconds + after.cpu.seconds;
   const groups: Record<string, number> = {};
   for (const w of [before, after])
@@ -197,18 +197,18 @@ export async function serviceLoad(
     const { cpu } = round;
     const inWindow = samples.filter((s) => lanes.inWindow(s.at));
     const polls = inWindow.reduce((sum, s) => sum + s.polls, 0);
-    const after = bare && (await bare.after());
-    const baseline = bare && after && bracketed(bare.before, after);
+    const windows = bare && ([bare.before, await bare.after()] as const);
+    const baseline = windows && bracketed(...windows);
     out.data.sustained = {
       service: round,
       baseline,
-      baselineWindows: bare && { before: bare.before, after },
+      baselineWindows: windows && { before: windows[0], after: windows[1] },
       pollsPerTurn: polls / inWindow.length,
       pollsPerSecond: polls / cpu.seconds,
       sendUnderLoad: sendFigures(inWindow, cpu.seconds, options.chats),
     };
-    if (baseline) {
-      out.rows.push(...loadRows(bench, round, baseline, options, [bare.before, after]));
+    if (windows && baseline) {
+      out.rows.push(...loadRows(bench, round, baseline, options, windows));
       out.tables.push(cpuTable(round, baseline, options, polls / inWindow.length));
     }
     if (round.statements) out.tables.push(statementsTable(round.statements, completed(round)));
