@@ -197,6 +197,9 @@ export async function serviceLoad(
     const { cpu } = round;
     const inWindow = samples.filter((s) => lanes.inWindow(s.at));
     const polls = inWindow.reduce((sum, s) => sum + s.polls, 0);
+    // Read before the bare load's second window: a minute idle lets the gateway's heap shrink,
+    // and round 1's reading would then understate its peak (the memory row compares peaks).
+    if (selection.has('memory')) memory['after sustained load (round 1)'] = await rss();
     const windows = bare && ([bare.before, await bare.after()] as const);
     const baseline = windows && bracketed(...windows);
     out.data.sustained = {
@@ -212,7 +215,6 @@ export async function serviceLoad(
       out.tables.push(cpuTable(round, baseline, options, polls / inWindow.length));
     }
     if (round.statements) out.tables.push(statementsTable(round.statements, completed(round)));
-    if (selection.has('memory')) memory['after sustained load (round 1)'] = await rss();
   }
 
   if (selection.has('memory')) {
