@@ -1,8 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import { pinoHttp } from 'pino-http';
 import { createOperations, type Operations } from '../../operations';
-import { redactUrlSignature } from '../../core/logging/logger';
 import { createMcpRouter } from '../mcp/router';
 import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
@@ -19,8 +16,6 @@ import { registerRunsRoutes } from './routes/runs';
 import { registerToolsRoutes } from './routes/tools';
 import { registerUploadsRoutes } from './routes/uploads';
 import { registerWebhooksRoutes } from './routes/webhooks';
-
-const REQUEST_ID = /^[\w.-]{1,128}$/;
 
 export interface GatewayApp {
   app: Express;
@@ -44,40 +39,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
-  app.use(observeRequests());
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-      // A poll that found nothing new (304) is the commonest request of a busy gateway and tells an
-      // operator nothing: it is logged at debug.
-      customLogLevel: (_req, res, err) => (err || res.statusCode !== 304 ? 'info' : 'debug'),
-      // What identifies a request, not its headers: a line costs a fraction, and no credential a
-      // header carries can reach it.
-      serializers: {
-        req: (req: {
-          id?: unknown;
-          method?: string;
-          url?: string;
-          remoteAddress?: string;
-          headers?: Record<string, unknown>;
-        }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url ? redactUrlSignature(req.url) : req.url,
-          remoteAddress: req.remoteAddress,
-          userAgent: req.headers?.['user-agent'],
-        }),
-        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(observeRequests(deps.logger));
 
   const ops = createOperations(deps);
   const router = express.Router();
@@ -101,12 +63,12 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // Ahead of the REST routes: every path of its is its own, and an assistant's every call would
   // otherwise be matched against each REST route first. Neither it nor the console serves a path
   // under /api/, so the REST calls (polls above all) go straight to their routes.
-  const mcp = createMcpRouter(ops, deps.config);
+  const mcp = createMcpRouter(ops, deps.config, deps.logger);
   app.use(outsideApi(mcp));
   app.use(outsideApi(consoleApp(deps.config)));
   app.use(router);
 
   app.use(notFoundHandler);
-  app.use(errorHandler);
+  app.use(errorHandler(deps.logger));
   return { app, routes, ops, mcp };
 }

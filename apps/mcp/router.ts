@@ -4,6 +4,7 @@ import { publicBaseUrl, type Config } from '../../core/config/config';
 import { OAUTH_SCOPES } from '../../core/auth/scopes';
 import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
+import type { Logger } from '../../core/logging/logger';
 import type { KeyLimit } from '../../operations/limits';
 import type { Operations } from '../../operations';
 import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
@@ -103,7 +104,7 @@ async function writeResponse(answer: globalThis.Response, res: Response): Promis
  * transport for its caller and ends with its answer, so no session lives in a process. GET (a
  * standalone event stream) and DELETE (ending a session) have nothing to serve then: 405.
  */
-export function createMcpRouter(ops: Operations, config: Config): Router {
+export function createMcpRouter(ops: Operations, config: Config, logger: Logger): Router {
   const router = express.Router();
   const base = publicBaseUrl(config);
   const resource = `${base}${MCP_PATH}`;
@@ -171,7 +172,7 @@ export function createMcpRouter(ops: Operations, config: Config): Router {
   };
 
   const serve: RequestHandler = async (req, res) => {
-    const server = createMcpServer({ ops, caller: currentAuth(req), config, logger: req.log });
+    const server = createMcpServer({ ops, caller: currentAuth(req), config, logger });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !needsStream(req.body),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'svck_live_';
 export const WEBHOOK_SECRET_PREFIX = 'svcwhsec_';
@@ -32,7 +32,7 @@ export function newWebhookSecret(): string {
 
 /** What the database stores of a key or session token: its hex SHA-256, never the token. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** OAuth tokens of MCP clients: 32 random bytes behind a prefix that tells them from API keys. */

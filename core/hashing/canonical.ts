@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 
 /**
@@ -18,7 +18,7 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of a value's canonical JSON, hex: a stable name for what a value says. */
 export function canonicalHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }
 
 /**
@@ -45,5 +45,6 @@ export async function fileHash(path: string): Promise<string> {
  * gateway remembers for a poll is the one the route sent.
  */
 export function weakEtag(json: string): string {
-  return `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+  // One-shot: twice as fast as a Hash object for a snapshot's few hundred bytes, on every poll.
+  return `W/"${hash('sha1', json, 'base64url')}"`;
 }

@@ -96,6 +96,23 @@ export function planHashOf(plan: unknown): string {
   return canonicalHash(plan);
 }
 
+/**
+ * A waitpoint's plan never changes, so its hash is worked out once per waitpoint, not on every
+ * poll of a run waiting for approval (the canonical JSON and its SHA-256 were a poll's largest
+ * cost). The oldest is forgotten past this many.
+ */
+const PLAN_HASHES_KEPT = 1_000;
+const planHashes = new Map<string, string>();
+
+function waitpointPlanHash(waitpointId: string, plan: unknown): string {
+  const known = planHashes.get(waitpointId);
+  if (known !== undefined) return known;
+  const hash = planHashOf(plan);
+  if (planHashes.size >= PLAN_HASHES_KEPT) planHashes.delete(planHashes.keys().next().value as string);
+  planHashes.set(waitpointId, hash);
+  return hash;
+}
+
 export type WaitpointDto = z.infer<typeof waitpointSchema>;
 
 /** A Waitpoint row (or its JSON, dates as text) as the API shows it. */
@@ -117,7 +134,7 @@ export function toWaitpointDto(row: {
     type: 'PLAN_APPROVAL',
     status: row.status,
     plan: row.plan as Plan,
-    planHash: planHashOf(row.plan),
+    planHash: waitpointPlanHash(row.id, row.plan),
     feedback: row.feedback ?? null,
     createdAt: iso(row.createdAt) as string,
     resolvedAt: iso(row.resolvedAt),

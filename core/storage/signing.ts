@@ -48,6 +48,10 @@ export function verifyKeySignature(
   );
 }
 
+function filesPrefix(config: Config): string {
+  return `${publicBaseUrl(config)}/files/`;
+}
+
 /** The gateway's URL for an object, `/files/{key}?exp=…&sig=…`, good for FILE_URL_TTL. */
 export function signedFileUrl(config: Config, key: string, now = Date.now()): string {
   const expires = String(fileUrlExpiry(config, now));
@@ -63,7 +67,7 @@ export function signedFileOf(
   config: Config,
   url: string,
 ): { key: string; sig: string; exp: string | undefined } | undefined {
-  const prefix = `${publicBaseUrl(config)}/files/`;
+  const prefix = filesPrefix(config);
   if (!url.startsWith(prefix)) return undefined;
   const [path = '', query] = url.slice(prefix.length).split('?', 2);
   const params = new URLSearchParams(query ?? '');
@@ -87,9 +91,12 @@ export function signedFileOf(
  * touched: a look-alike URL of another host given as input is never turned into one of ours.
  */
 export function refreshFileUrls<T>(config: Config, value: T, now = Date.now()): T {
+  const prefix = filesPrefix(config);
+  // Copy on write: what holds no file URL (every poll of a text-only turn) is returned as it was,
+  // without a copy of each of its objects for the collector to sweep.
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') {
-      const file = signedFileOf(config, v);
+      const file = v.startsWith(prefix) ? signedFileOf(config, v) : undefined;
       if (!file) return v;
       try {
         return signedFileUrl(config, file.key, now);
@@ -97,9 +104,21 @@ export function refreshFileUrls<T>(config: Config, value: T, now = Date.now()): 
         return v;
       }
     }
-    if (Array.isArray(v)) return v.map(walk);
+    if (Array.isArray(v)) {
+      let copy: unknown[] | undefined;
+      v.forEach((item: unknown, i) => {
+        const walked = walk(item);
+        if (walked !== item) (copy ??= [...(v as unknown[])])[i] = walked;
+      });
+      return copy ?? v;
+    }
     if (v && typeof v === 'object' && !(v instanceof Date)) {
-      return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, walk(item)]));
+      let copy: Record<string, unknown> | undefined;
+      for (const [k, item] of Object.entries(v)) {
+        const walked = walk(item);
+        if (walked !== item) (copy ??= { ...v })[k] = walked;
+      }
+      return copy ?? v;
     }
     return v;
   };

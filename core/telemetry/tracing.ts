@@ -28,6 +28,17 @@ export interface Tracing {
 
 type TracesExporter = 'otlp' | 'console';
 
+/** Whether this process registered a tracer (startTracing), until its shutdown. */
+let registered = false;
+
+/**
+ * Whether spans go anywhere: while they do not, a caller can skip making them at all (the API's
+ * no-op spans still cost their allocations and context switches, on every request).
+ */
+export function tracingActive(): boolean {
+  return registered;
+}
+
 /**
  * Which exporter the standard OTEL_* variables ask for. Traces are off unless asked for: by
  * OTEL_TRACES_EXPORTER (otlp or console), or by an OTLP endpoint being set; OTEL_SDK_DISABLED=true
@@ -69,10 +80,12 @@ export function startTracing(options: {
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   // Also installs the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register();
+  registered = true;
   return {
     resource,
     processor,
     async shutdown() {
+      registered = false;
       await provider.shutdown();
       trace.disable();
       context.disable();

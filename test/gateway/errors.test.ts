@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
-import { pinoHttp } from 'pino-http';
 import { apiKeyGuard } from '../../apps/gateway/middleware/auth';
 import { errorHandler } from '../../apps/gateway/middleware/errors';
 
@@ -175,11 +174,10 @@ describe('rate limits', () => {
   it('the send limit holds sends per key to SEND_RATE_LIMIT_PER_MINUTE', async () => {
     // A bare app with the guard counting only the send limit, so the API-wide one stays out of the way.
     const app = express();
-    app.use(pinoHttp({ logger: gateway.deps.logger }));
     app.post('/send', apiKeyGuard(gateway.ops, [gateway.ops.limits.send]), (_req, res) => {
       res.status(202).json({ ok: true });
     });
-    app.use(errorHandler);
+    app.use(errorHandler(gateway.deps.logger));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

@@ -55,7 +55,14 @@ describe('request logging', () => {
     });
     assert.equal(created.status, 201);
     const { key } = (await created.json()) as { key: string };
-    assert.equal((await send('/api/v1/chats', { headers: { authorization: `Bearer ${key}` } })).status, 200);
+    const listed = await send('/api/v1/chats', { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(listed.status, 200);
+    // A poll that found nothing new is logged at debug only: at info it leaves no line.
+    const unchanged = await fetch(`${gateway.url}/api/v1/chats`, {
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': listed.headers.get('etag') ?? '' },
+    });
+    assert.equal(unchanged.status, 304);
+    const unchangedId = unchanged.headers.get('x-request-id') ?? '';
     const wrong = await send('/api/auth/sign-in', {
       method: 'POST',
       headers: json,
@@ -101,10 +108,38 @@ describe('request logging', () => {
     const lines = text
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as { req?: { id?: string } });
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            requestId?: string;
+            msg?: string;
+            userId?: string;
+            code?: string;
+            req?: { method?: string; url?: string };
+            res?: { statusCode?: number };
+          },
+      );
     assert.ok(lines.length >= requestIds.length);
-    for (const line of lines) assert.ok(line.req?.id, `line without a request id: ${JSON.stringify(line)}`);
-    const logged = new Set(lines.map((l) => l.req?.id));
+    for (const line of lines) assert.ok(line.requestId, `line without a request id: ${JSON.stringify(line)}`);
+    const logged = new Set(lines.map((l) => l.requestId));
     for (const id of requestIds) assert.ok(logged.has(id), `request ${id} not logged`);
+    assert.ok(!logged.has(unchangedId), 'a 304 logged at info');
+
+    // The request's own line: what was asked, what was answered, and who asked.
+    const session = lines.filter((l) => l.requestId === 'client-chosen.id-1');
+    assert.equal(session.length, 1, JSON.stringify(session));
+    assert.equal(session[0]?.msg, 'request completed');
+    assert.deepEqual(
+      [session[0]?.req?.method, session[0]?.req?.url, session[0]?.res?.statusCode],
+      ['GET', '/api/auth/session', 200],
+    );
+    assert.ok(session[0]?.userId, 'the caller named on its line');
+    // A refused call: the error's line and the request's, both under its id.
+    const refused = lines.filter((l) => l.requestId === requestIds[4]);
+    assert.deepEqual(
+      refused.map((l) => (l.msg === 'request completed' ? l.res?.statusCode : l.code)),
+      ['UNAUTHORIZED', 401],
+      JSON.stringify(refused),
+    );
   });
 });

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, ServiceUnavailableError } from '../../../core/errors/app-error';
 import { httpErrors } from '../../../core/metrics/registry';
 import { isDatabaseUnavailable } from '../../../core/db/client';
+import type { Logger } from '../../../core/logging/logger';
 
 interface HttpParserError {
   type?: string;
@@ -67,17 +68,22 @@ export function errorEnvelope(appError: AppError): Record<string, unknown> & {
   };
 }
 
-/** The one place an error becomes an HTTP answer: `{ error, code, details? }`, nothing internal. */
-export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
-  const appError = toAppError(err);
-  httpErrors.inc({ status: String(appError.status), code: appError.code });
-  if (appError.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
-  else if (appError.code === 'SERVICE_UNAVAILABLE') req.log.warn({ err }, appError.message);
-  else req.log.info({ code: appError.code }, appError.message);
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-  res.status(appError.status).json(errorEnvelope(appError));
-};
+/**
+ * The one place an error becomes an HTTP answer: `{ error, code, details? }`, nothing internal. Its
+ * line carries the request's id and the ids it had learnt (see ./observe.ts).
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, _req, res, _next) => {
+    const appError = toAppError(err);
+    httpErrors.inc({ status: String(appError.status), code: appError.code });
+    if (appError.code === 'INTERNAL') logger.error({ err }, 'unhandled error');
+    else if (appError.code === 'SERVICE_UNAVAILABLE') logger.warn({ err }, appError.message);
+    else logger.info({ code: appError.code }, appError.message);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+    res.status(appError.status).json(errorEnvelope(appError));
+  };
+}
