@@ -1,13 +1,15 @@
 /**
  * The snapshot rows: one poll of a run, terminal and running, against the least a route serving a
- * run can do (a bare Express 5 app reading the run row with `pg`).
+ * run can do (a bare Express 5 app reading the run row with `pg`). A poll of a run unchanged since
+ * the gateway last read it is answered from the gateway's memory (operations/runs/poll-memory.ts);
+ * the third row is the poll that reads, right after the run changed.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { isTerminal, serviceClient } from './client';
 import type { Bench } from './context';
-import { measure, measurePair } from './measure';
+import { measure, measurePair, recorder } from './measure';
 import { latencyRow, type Row } from './report';
 
 const MAX_RATIO = 1.3;
@@ -59,9 +61,34 @@ export async function snapshotRows(bench: Bench, polls: number): Promise<Row[]> 
       planMode: true,
     });
     await client.pollUntil(waiting, (s) => s.status === 'WAITING' || isTerminal(s), 50);
+    // Right after a change the gateway has let its remembered answer go, and reads. The change is
+    // a bare notification of the run (what every write of it sends): the run stays as it was.
+    const caller = gateway.ops.identity.rememberedCaller(bench.user.apiKey, 'rest');
+    if (!caller) throw new Error('the bench key is not remembered after its polls');
+    const afterChange = async () => {
+      const service = recorder();
+      const baseline = recorder();
+      const started = performance.now();
+      for (let i = 0; i < polls; i++) {
+        await pool.query(`SELECT pg_notify('run_events', $1)`, [waiting.runId]);
+        while (gateway.ops.runs.unchangedRun(caller, waiting) !== undefined)
+          await new Promise((resolve) => setImmediate(resolve));
+        const pair = [() => service.time(poll(waiting, 'WAITING')), () => baseline.time(barePoll(waiting))];
+        for (const one of i % 2 === 0 ? pair : pair.reverse()) await one();
+      }
+      return latencyRow(
+        'snapshot',
+        'snapshot running, after a change',
+        // Throughput is not this row's figure: both sides get the loop's time, waits included.
+        service.figures(performance.now() - started, 1),
+        baseline.figures(performance.now() - started, 1),
+        { p50: MAX_RATIO },
+      );
+    };
     return [
       await row('snapshot terminal', ended, 'COMPLETE'),
       await row('snapshot running', waiting, 'WAITING'),
+      await afterChange(),
     ];
   } finally {
     server.closeAllConnections();

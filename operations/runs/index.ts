@@ -106,7 +106,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
 
     /**
      * A poll: the snapshot and its ETag, which this gateway remembers (see createPollMemory) so
-     * the caller's next conditional poll of an unchanged run is answered without a read.
+     * the caller's next polls of an unchanged run are answered without a read.
      */
     pollRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<{ snapshot: RunSnapshot; etag: string }> {
       const scope = { userId: caller.userId, ...ids };

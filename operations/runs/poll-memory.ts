@@ -8,7 +8,8 @@ const SWEEP_ABOVE = 10_000;
 interface Remembered {
   userId: string;
   chatId: string;
-  etag: string;
+  /** The answer read, with its ETag; empty until the read is done. */
+  answer: { etag: string } | undefined;
   until: number;
   /** Set by a notification for the run, or by the listening connection changing. */
   changed: boolean;
@@ -17,9 +18,9 @@ interface Remembered {
 
 /**
  * What this gateway last answered for each polled run, kept only while the database says (by the
- * run_events notifications) that nothing changed: a client polling a run every few milliseconds
- * with `If-None-Match` is told 304 from memory, and only a change, or the second passing, costs a
- * read. An answer stands as long as the workflow's live view in a snapshot does
+ * run_events notifications) that nothing changed: a client polling a run every few milliseconds is
+ * answered from memory (304 when it sends the ETag back, else the same answer in full), and only a
+ * change, or the second passing, costs a read. An answer stands as long as the workflow's live view in a snapshot does
  * (LIVE_STATE_TTL_MS): changes the live stream announces (text, status, tool calls, waitpoints)
  * end it at once; the rest a snapshot shows (webhook deliveries' progress, the workflow's step, a
  * deleted chat) shows up within that. Per process; nothing is shared, so any gateway may serve any
@@ -37,17 +38,31 @@ export function createPollMemory(hub: NotificationHub) {
     for (const [runId, entry] of runs) if (entry.changed || entry.until <= now) drop(runId, entry);
   };
 
+  /** The caller's remembered answer for the run, while it still stands; else undefined. */
+  const standing = (scope: RunScope): { etag: string } | undefined => {
+    const entry = runs.get(scope.runId);
+    if (!entry) return undefined;
+    if (entry.changed || entry.until <= Date.now() || !hub.listening()) {
+      drop(scope.runId, entry);
+      return undefined;
+    }
+    return entry.userId === scope.userId && entry.chatId === scope.chatId ? entry.answer : undefined;
+  };
+
   return {
     /**
-     * Reads a run's answer with `load` and remembers its ETag for the caller. The run is watched
-     * from before the read, so a change committed after the read began keeps nothing; so does a
-     * read begun while the hub is not listening.
+     * The caller's remembered answer for the run while it stands; else reads it with `load` and
+     * remembers it. The run is watched from before the read, so a change committed after the read
+     * began keeps nothing; so does a read begun while the hub is not listening. Every caller
+     * answered from memory is handed the same object: it is to be sent, not changed.
      */
     async read<T extends { etag: string }>(scope: RunScope, load: () => Promise<T>): Promise<T> {
+      const known = standing(scope);
+      if (known) return known as T;
       const entry: Remembered = {
         userId: scope.userId,
         chatId: scope.chatId,
-        etag: '',
+        answer: undefined,
         until: 0,
         changed: !hub.listening(),
         stop: () => undefined,
@@ -68,7 +83,7 @@ export function createPollMemory(hub: NotificationHub) {
       }
       const now = Date.now();
       if (runs.size > SWEEP_ABOVE) sweep(now);
-      entry.etag = answer.etag;
+      entry.answer = answer;
       entry.until = now + LIVE_STATE_TTL_MS;
       const before = runs.get(scope.runId);
       if (before) drop(scope.runId, before);
@@ -91,13 +106,7 @@ export function createPollMemory(hub: NotificationHub) {
 
     /** The ETag of the caller's last answer for this run, while it still stands; else undefined. */
     unchanged(scope: RunScope): string | undefined {
-      const entry = runs.get(scope.runId);
-      if (!entry) return undefined;
-      if (entry.changed || entry.until <= Date.now() || !hub.listening()) {
-        drop(scope.runId, entry);
-        return undefined;
-      }
-      return entry.userId === scope.userId && entry.chatId === scope.chatId ? entry.etag : undefined;
+      return standing(scope)?.etag;
     },
   };
 }

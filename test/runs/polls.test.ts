@@ -454,6 +454,42 @@ describe('polling a run', function () {
     }
   });
 
+  it('answers a poll without the ETag from memory too: the same answer, one read a second', async () => {
+    const user = await createTestUser();
+    const { path } = await completedTurn(user);
+    const gateway = gateways[0] as TestGateway;
+    const { pool } = gateway.deps.db;
+    const query = pool.query.bind(pool);
+    let reads = 0;
+    pool.query = ((...args: Parameters<typeof query>) => {
+      if ((args[0] as { name?: string }).name === 'run-snapshot') reads++;
+      return query(...args);
+    }) as typeof pool.query;
+    try {
+      const poll = async () => {
+        const res = await fetch(`${gateway.url}${path}`, { headers: user.bearer });
+        assert.equal(res.status, 200);
+        return { etag: res.headers.get('etag'), body: await res.text() };
+      };
+      // The gateway remembers an answer once it listens for changes (from its first read on).
+      const first = await waitFor(
+        async () => {
+          const before = reads;
+          const answer = await poll();
+          return reads === before ? answer : undefined;
+        },
+        { what: 'a poll answered from memory' },
+      );
+      reads = 0;
+      const started = Date.now();
+      for (let i = 0; i < 20; i++) assert.deepEqual(await poll(), first, `poll ${i}`);
+      const seconds = Math.ceil((Date.now() - started) / 1000);
+      assert.ok(reads <= seconds, `${reads} reads for 20 polls in ${seconds} s`);
+    } finally {
+      pool.query = query as typeof pool.query;
+    }
+  });
+
   it('answers in full as soon as the run changes, on every gateway', async () => {
     const user = await createTestUser();
     const { runId, path } = await completedTurn(user);
@@ -478,6 +514,15 @@ describe('polling a run', function () {
       );
       assert.equal(changed.status, 200);
       assert.match(((await changed.json()) as { text: string }).text, /!$/);
+      // A poll without the ETag, answered from memory while nothing changed, shows a change as soon.
+      const full = () => fetch(`${gateway.url}${path}`, { headers: user.bearer });
+      const seen = (await (await full()).json()) as { text: string };
+      await db.pool.query(`UPDATE "Run" SET text = text || '?' WHERE id = $1`, [runId]);
+      await waitFor(
+        async () =>
+          ((await (await full()).json()) as { text: string }).text === `${seen.text}?` ? true : undefined,
+        { timeoutMs: 500, intervalMs: 10, what: 'the change to show in full' },
+      );
     }
   });
 
@@ -493,6 +538,7 @@ describe('polling a run', function () {
     };
     assert.equal(await remembered(gateway), 304);
     assert.equal(await remembered(gateway, stranger), 404);
+    assert.equal((await fetch(`${gateway.url}${path}`, { headers: stranger.bearer })).status, 404);
 
     // Revoked through one gateway: that one refuses the key's very next poll, and the other
     // forgets the key when the notification comes, long before it would have on its own.
@@ -537,5 +583,6 @@ describe('polling a run', function () {
         .status,
       404,
     );
+    assert.equal((await fetch(`${gateway.url}${ownerPath}`, { headers: owner.bearer })).status, 404);
   });
 });
