@@ -2,8 +2,13 @@ import type { NotificationHub } from '../../core/db/notification-hub';
 import type { RunScope } from '../../core/runs/store';
 import { LIVE_STATE_TTL_MS } from './snapshot';
 
-/** Past this many remembered runs, the stale ones are dropped on the next remember. */
-const SWEEP_ABOVE = 10_000;
+/**
+ * The most runs remembered at once. An answer is a whole snapshot, so what is kept is bounded:
+ * a changed run's answer is let go at its notification, answers past their second are swept out
+ * once a second, and a read that finds this many still standing is answered without being
+ * remembered.
+ */
+const MAX_REMEMBERED = 10_000;
 
 interface Remembered {
   userId: string;
@@ -26,8 +31,9 @@ interface Remembered {
  * deleted chat) shows up within that. Per process; nothing is shared, so any gateway may serve any
  * poll.
  */
-export function createPollMemory(hub: NotificationHub) {
+export function createPollMemory(hub: NotificationHub, maxRemembered = MAX_REMEMBERED) {
   const runs = new Map<string, Remembered>();
+  let sweptAt = 0;
 
   const drop = (runId: string, entry: Remembered) => {
     entry.stop();
@@ -69,6 +75,8 @@ export function createPollMemory(hub: NotificationHub) {
       };
       entry.stop = hub.subscribe('run_events', scope.runId, () => {
         entry.changed = true;
+        // Let go at once: a changed answer is never given again, and its place is free.
+        if (runs.get(scope.runId) === entry) drop(scope.runId, entry);
       });
       let answer: T;
       try {
@@ -82,11 +90,18 @@ export function createPollMemory(hub: NotificationHub) {
         return answer;
       }
       const now = Date.now();
-      if (runs.size > SWEEP_ABOVE) sweep(now);
-      entry.answer = answer;
-      entry.until = now + LIVE_STATE_TTL_MS;
+      if (now - sweptAt >= LIVE_STATE_TTL_MS) {
+        sweep(now);
+        sweptAt = now;
+      }
       const before = runs.get(scope.runId);
       if (before) drop(scope.runId, before);
+      if (runs.size >= maxRemembered) {
+        entry.stop();
+        return answer;
+      }
+      entry.answer = answer;
+      entry.until = now + LIVE_STATE_TTL_MS;
       runs.set(scope.runId, entry);
       return answer;
     },
