@@ -26,7 +26,7 @@ export function createAgentV1Activities(deps: AgentActivityDeps) {
     }: {
       runId: string;
     }): Promise<'STARTED' | 'CANCEL_REQUESTED' | 'NOT_QUEUED'> {
-      const gate = await gateStep(pool, { runId, triggerRunId: currentExecution() });
+      const gate = await gateStep(pool, { runId, triggerRunId: currentExecution(), step: 1 });
       if (gate.kind === 'missing') throw permanentFailure('RUN_NOT_FOUND', 'The run no longer exists.');
       if (gate.kind === 'stop') return 'CANCEL_REQUESTED';
       if (gate.kind !== 'run') return 'NOT_QUEUED';

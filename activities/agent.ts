@@ -5,11 +5,11 @@ import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { modelStepDuration } from '../core/metrics/worker';
 import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
+import { watchRunCancel } from '../core/runs/cancel-watch';
 import {
   expirePlanWaitpoint,
   finishRun,
   gateStep,
-  loadHistory,
   openPlanWaitpoint,
   runUserId,
   selectPlanReply,
@@ -102,66 +102,85 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     return ended;
   }
 
+  /** One model step, as agentStep describes it, its model call stopped by `stop`. */
+  async function step(input: AgentStepInput, stop: AbortSignal): Promise<AgentStepResult> {
+    const gate = await gateStep(pool, {
+      runId: input.runId,
+      triggerRunId: currentExecution(),
+      step: input.step,
+    });
+    if (gate.kind !== 'run') return gate;
+    addLogContext({ userId: gate.userId });
+    await startDeliveries(starter, gate.deliveries);
+
+    // A retry of a step whose plan was already put to the approver goes on with that plan.
+    const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
+    if (proposed && input.planWaitpoint)
+      return { kind: 'tools', reply: proposed, waitpointId: input.planWaitpoint.id };
+
+    const messages = [
+      // Stored URLs may have expired; the model (and the tools it calls) get working ones.
+      ...gate.history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
+      ...input.turnMessages,
+    ];
+    const reply = await streamModelReply(deps, {
+      runId: input.runId,
+      step: input.step,
+      prefix: textPrefix(input.textSoFar),
+      messages,
+      // A reply that ends the turn is written by the statement that ends it.
+      writeLast: (r) => r.toolCalls.length > 0,
+      stop,
+    });
+    await faultPoint(deps.config, 'model-step', { runId: input.runId, step: input.step });
+
+    if (reply.toolCalls.length === 0) {
+      const text = appendText(input.textSoFar, reply.text);
+      const blocks: ContentBlock[] = reply.text
+        ? [...input.contentBlocks, { type: 'text', text: reply.text }]
+        : input.contentBlocks;
+      const ended = await finish({
+        runId: input.runId,
+        userId: gate.userId,
+        status: 'COMPLETE',
+        error: null,
+        text,
+        contentBlocks: blocks,
+      });
+      return ended ? { kind: 'ended', status: ended.status, error: ended.error } : { kind: 'missing' };
+    }
+    if (!input.planWaitpoint) return { kind: 'tools', reply };
+    const open = await openPlanWaitpoint(pool, {
+      runId: input.runId,
+      waitpointId: input.planWaitpoint.id,
+      plan: planOf(reply, input.step),
+      reply,
+      timeoutMs: input.planWaitpoint.timeoutMs,
+    });
+    // A cancel that came in during the step: no plan is put to anyone.
+    if (!open) return { kind: 'stop' };
+    return { kind: 'tools', reply, waitpointId: input.planWaitpoint.id };
+  }
+
   return {
     /**
      * One model step of a run. It first checks, under the run's lock, that the run is still this
      * execution's to work on (and moves a QUEUED run to RUNNING with its agent.started). A reply
      * without tool calls ends the run in the same activity; a reply with tool calls opens the
-     * plan's waitpoint when the plan still needs approval. A plain turn is this one activity.
+     * plan's waitpoint when the plan still needs approval. A plain turn is this one activity. The
+     * run's cancel stops the model call at its commit (a local activity hears nothing else of it
+     * before its workflow task's next beat), and the step then answers `stop`.
      */
     async agentStep(input: AgentStepInput): Promise<AgentStepResult> {
-      const gate = await gateStep(pool, { runId: input.runId, triggerRunId: currentExecution() });
-      if (gate.kind !== 'run') return gate;
-      addLogContext({ userId: gate.userId });
-      await startDeliveries(starter, gate.deliveries);
-
-      // A retry of a step whose plan was already put to the approver goes on with that plan.
-      const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
-      if (proposed && input.planWaitpoint)
-        return { kind: 'tools', reply: proposed, waitpointId: input.planWaitpoint.id };
-
-      const history = await loadHistory(pool, input.runId);
-      const messages = [
-        // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-        ...history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
-        ...input.turnMessages,
-      ];
-      const reply = await streamModelReply(deps, {
-        runId: input.runId,
-        step: input.step,
-        prefix: textPrefix(input.textSoFar),
-        messages,
-        // A reply that ends the turn is written by the statement that ends it.
-        writeLast: (r) => r.toolCalls.length > 0,
-      });
-      await faultPoint(deps.config, 'model-step', { runId: input.runId, step: input.step });
-
-      if (reply.toolCalls.length === 0) {
-        const text = appendText(input.textSoFar, reply.text);
-        const blocks: ContentBlock[] = reply.text
-          ? [...input.contentBlocks, { type: 'text', text: reply.text }]
-          : input.contentBlocks;
-        const ended = await finish({
-          runId: input.runId,
-          userId: gate.userId,
-          status: 'COMPLETE',
-          error: null,
-          text,
-          contentBlocks: blocks,
-        });
-        return ended ? { kind: 'ended', status: ended.status, error: ended.error } : { kind: 'missing' };
+      const cancel = watchRunCancel({ hub: deps.notifications, pool, logger: deps.logger }, input.runId);
+      try {
+        return await step(input, cancel.signal);
+      } catch (err) {
+        if (cancel.signal.aborted) return { kind: 'stop' };
+        throw err;
+      } finally {
+        cancel.stop();
       }
-      if (!input.planWaitpoint) return { kind: 'tools', reply };
-      const open = await openPlanWaitpoint(pool, {
-        runId: input.runId,
-        waitpointId: input.planWaitpoint.id,
-        plan: planOf(reply, input.step),
-        reply,
-        timeoutMs: input.planWaitpoint.timeoutMs,
-      });
-      // A cancel that came in during the step: no plan is put to anyone.
-      if (!open) return { kind: 'stop' };
-      return { kind: 'tools', reply, waitpointId: input.planWaitpoint.id };
     },
 
     /** Ends a run the workflow's own steps did not end: failed, cancelled, refused or out of steps. */
@@ -181,7 +200,8 @@ export type AgentActivities = ReturnType<typeof createAgentActivities>;
 
 /**
  * Streams one model reply, writing `prefix` + the text so far into the run at most every 250 ms
- * (and once more at the end), heartbeating throughout so a cancel reaches it.
+ * (and once more at the end). An activity heartbeats throughout so Temporal's cancel reaches it;
+ * `stop` ends the call too (a local activity's own cancel comes late, see agentStep).
  */
 export async function streamModelReply(
   deps: AgentActivityDeps,
@@ -192,10 +212,12 @@ export async function streamModelReply(
     messages: ModelMessage[];
     /** Whether the whole reply is written once it is in. */
     writeLast: (reply: ModelReply) => boolean;
+    stop?: AbortSignal;
   },
 ): Promise<ModelReply> {
   if (!deps.model) throw permanentFailure('PROVIDER_NOT_CONFIGURED', 'No model provider is configured.');
   const ctx = Context.current();
+  const signal = input.stop ? AbortSignal.any([ctx.cancellationSignal, input.stop]) : ctx.cancellationSignal;
   let streamed = '';
   let lastWrite = 0;
   let trailing: NodeJS.Timeout | undefined;
@@ -216,8 +238,8 @@ export async function streamModelReply(
     streamed += delta;
     trailing ??= setTimeout(flush, Math.max(0, lastWrite + TEXT_WRITE_INTERVAL_MS - Date.now()));
   };
-  // Heartbeats carry cancellation to us, so they go on while the model is silent too.
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  // Heartbeats carry cancellation to an activity, so they go on while the model is silent too.
+  const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   const stopTimer = modelStepDuration.startTimer({ provider: deps.model.name });
   try {
     let reply: ModelReply;
@@ -225,12 +247,12 @@ export async function streamModelReply(
       reply = await deps.model.complete({
         messages: input.messages,
         tools: deps.toolSpecs,
-        signal: ctx.cancellationSignal,
+        signal,
         onText,
       });
       stopTimer({ outcome: 'ok' });
     } catch (err) {
-      stopTimer({ outcome: ctx.cancellationSignal.aborted ? 'cancelled' : 'error' });
+      stopTimer({ outcome: signal.aborted ? 'cancelled' : 'error' });
       throw err;
     }
     if (input.writeLast(reply)) {

@@ -1,5 +1,6 @@
 import type { Config } from '../core/config/config';
 import type { Database } from '../core/db/client';
+import type { NotificationHub } from '../core/db/notification-hub';
 import type { Logger } from '../core/logging/logger';
 import type { ModelProvider } from '../core/model/types';
 import type { GuardedHttp } from '../core/net/guarded-http';
@@ -17,4 +18,6 @@ export interface ActivityDeps {
   http: GuardedHttp;
   /** Undefined when no model provider is configured: runs then fail with PROVIDER_NOT_CONFIGURED. */
   model: ModelProvider | undefined;
+  /** The worker's LISTEN connection, on `run_cancels`: a step hears its run's cancel at once. */
+  notifications: NotificationHub;
 }

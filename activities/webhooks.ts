@@ -67,9 +67,11 @@ export function createWebhooksActivities(deps: ActivityDeps) {
   const starter = starterOf(deps);
 
   async function attempt(
-    { deliveryId, series }: WebhookDeliveryInput,
+    { deliveryId, series, attemptsBefore = 0 }: WebhookDeliveryInput,
     ctx: Context,
   ): Promise<DeliverWebhookResult> {
+    // Temporal numbers the attempts of one activity; a series may have made some before it.
+    const attemptNumber = attemptsBefore + ctx.info.attempt;
     const { rows } = await untilReachable(ctx, () =>
       pool.query<{
         series: number;
@@ -156,7 +158,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
           randomUUID(),
           deliveryId,
           series,
-          ctx.info.attempt,
+          attemptNumber,
           startedAt,
           durationMs,
           statusCode,
@@ -168,7 +170,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       ),
     );
     deps.logger.info(
-      { deliveryId, series, attempt: ctx.info.attempt, statusCode, durationMs, error },
+      { deliveryId, series, attempt: attemptNumber, statusCode, durationMs, error },
       'webhook attempt',
     );
     if (error !== null) throw new Error(error);
@@ -202,12 +204,13 @@ export function createWebhooksActivities(deps: ActivityDeps) {
 
     /**
      * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery
-     * and anything else throws so the workflow's retry policy schedules the next attempt. It
-     * heartbeats throughout, so a worker that dies mid-attempt is noticed in seconds.
+     * and anything else throws so the workflow's retry policy schedules the next attempt. As an
+     * activity it heartbeats throughout, so a worker that dies mid-attempt is noticed in seconds;
+     * as a local activity (a v6 series' first attempt) its workflow task's timeout does that.
      */
     async deliverWebhook(input: WebhookDeliveryInput): Promise<DeliverWebhookResult> {
       const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         return await attempt(input, ctx);
       } finally {

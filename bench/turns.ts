@@ -25,8 +25,10 @@ export interface HistoryShape {
   events: number;
   workflowTasks: number;
   activities: number;
-  /** local activities and patch() calls, each a marker */
-  markers: number;
+  /** local activities (each a marker) */
+  localActivities: number;
+  /** patch() calls (each a marker) */
+  patches: number;
   signals: number;
   /** events by type, e.g. { ActivityTaskScheduled: 1 } */
   byType: Record<string, number>;
@@ -37,8 +39,12 @@ async function historyShape(bench: Bench, workflowId: string, runId?: string | n
   // The run's row says it ended before the execution's last workflow task has closed it.
   await handle.result();
   const history = await handle.fetchHistory();
-  const { events = [] } = JSON.parse(historyToJSON(history)) as { events?: { eventType: string }[] };
+  const { events = [] } = JSON.parse(historyToJSON(history)) as {
+    events?: { eventType: string; markerRecordedEventAttributes?: { markerName?: string } }[];
+  };
   const byType: Record<string, number> = {};
+  const markers = (name: string) =>
+    events.filter((e) => e.markerRecordedEventAttributes?.markerName === name).length;
   for (const e of events) {
     // EVENT_TYPE_WORKFLOW_TASK_STARTED → WorkflowTaskStarted
     const type = e.eventType
@@ -51,7 +57,8 @@ async function historyShape(bench: Bench, workflowId: string, runId?: string | n
     events: events.length,
     workflowTasks: byType.WorkflowTaskStarted ?? 0,
     activities: byType.ActivityTaskScheduled ?? 0,
-    markers: byType.MarkerRecorded ?? 0,
+    localActivities: markers('core_local_activity'),
+    patches: markers('core_patch'),
     signals: byType.WorkflowExecutionSignaled ?? 0,
     byType,
   };
@@ -148,13 +155,15 @@ export async function historyRows(bench: Bench, service: ServiceProcesses, bare:
   const rows: Row[] = [];
   for (const [name, run] of kinds) {
     const turn = await run();
-    const floor = await bareShape(turn.activities);
+    // The floor runs each of the turn's steps (model steps and tool calls, whether the turn runs
+    // them as activities or local activities) as an activity.
+    const floor = await bareShape(turn.activities + turn.localActivities);
     const plain = name === 'history plain';
     rows.push({
       key: 'history',
       name,
       measure: 'events (workflow tasks)',
-      service: `${turn.events} (${turn.workflowTasks}); ${turn.activities} act., ${turn.markers} markers, ${turn.signals} signals`,
+      service: `${turn.events} (${turn.workflowTasks}); ${turn.activities} act., ${turn.localActivities} local, ${turn.patches} patch, ${turn.signals} signals`,
       baseline: `${floor.events} (${floor.workflowTasks}); ${floor.activities} act.`,
       ratio: `${fmt(turn.events / floor.events, 2)}x`,
       target: plain ? `≤${MAX_PLAIN_EVENTS} events, ≤${MAX_PLAIN_WORKFLOW_TASKS} tasks` : '-',

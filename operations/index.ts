@@ -20,7 +20,11 @@ export type { Caller, OperationDeps } from './deps';
  */
 export function createOperations(deps: OperationDeps) {
   // The one LISTEN connection of the process: run streams, remembered polls and API keys.
-  const hub = createNotificationHub({ url: deps.config.DATABASE_URL, logger: deps.logger });
+  const hub = createNotificationHub({
+    url: deps.config.DATABASE_URL,
+    logger: deps.logger,
+    channels: ['run_events', 'api_keys'],
+  });
   const runs = createRunsOperations(deps, hub);
   return {
     identity: createIdentityOperations(deps, hub),

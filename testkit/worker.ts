@@ -2,6 +2,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createWorker } from '../apps/worker/worker';
 import type { ActivityDeps } from '../activities/deps';
 import type { Config } from '../core/config/config';
+import { createNotificationHub } from '../core/db/notification-hub';
 import { createLogger } from '../core/logging/logger';
 import { createGuardedHttp } from '../core/net/guarded-http-client';
 import { createStorage } from '../core/storage';
@@ -32,11 +33,18 @@ export async function startWorker(
   const address = options.temporalAddress ?? stack.temporalAddress;
   const connection = await NativeConnection.connect({ address });
   const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker-test' });
+  const notifications = createNotificationHub({
+    url: config.DATABASE_URL,
+    logger,
+    channels: ['run_cancels'],
+  });
   const deps: ActivityDeps = {
     config,
     db: stack.db,
     temporal,
-    logger: createLogger({ level: config.LOG_LEVEL, name: 'worker-test' }),
+    logger,
+    notifications,
     storage: createStorage(config),
     http: createGuardedHttp(config),
     model: createModelProvider(config),
@@ -57,6 +65,7 @@ export async function startWorker(
       worker.shutdown();
       await running;
       await connection.close();
+      await notifications.close();
     },
   };
 }

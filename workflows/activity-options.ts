@@ -23,6 +23,24 @@ export const MODEL_STEP = {
 } as const satisfies ActivityOptions;
 
 /**
+ * A model step of a v6 execution, as a local activity: it runs inside the workflow task that asked
+ * for it, so a plain turn costs Temporal one workflow task and no activity task, the one trip that
+ * was left between a turn and its floor (bench, cpu row). What that gives up: while the step runs
+ * its workflow task stays open, and the worker keeps it alive every 8 s (80 % of the 10 s task
+ * timeout), so a Temporal cancel, a signal or a query reaches the workflow at the step's end or at
+ * the next of those beats. A cancel reaches the step sooner another way: the statement recording it
+ * notifies the worker, which stops the model call at once (activities/agent.ts). A worker that dies
+ * mid-step is noticed when its workflow task times out (10 s, sooner than MODEL_STEP's 30 s
+ * heartbeat timeout), and the step runs again on another. MODEL_STEP's time and retries: every wait
+ * between attempts (at most 30 s) is under the SDK's local retry threshold (1 minute), so the
+ * attempts run in the worker without a timer in the history.
+ */
+export const MODEL_STEP_LOCAL = {
+  startToCloseTimeout: MODEL_STEP.startToCloseTimeout,
+  retry: MODEL_STEP.retry,
+} as const satisfies LocalActivityOptions;
+
+/**
  * One tool call: providers are polled for up to five minutes (the blocking route's window), and a
  * stalled attempt is noticed by its heartbeats. Permanent failures (bad input, a provider's 4xx,
  * a failed job) are non-retryable by type, so the five attempts only ever meet transient ones.
@@ -76,6 +94,37 @@ export const WEBHOOK_POST = {
     backoffCoefficient: 5,
     maximumInterval: '15 seconds',
     maximumAttempts: 4,
+  },
+} as const satisfies ActivityOptions;
+
+/**
+ * A v6 delivery's first attempt, as a local activity in the delivery's first workflow task, which
+ * the worker that recorded the event gets with the start's answer (an eager start): a delivered
+ * event costs Temporal one workflow task and no activity task, and reaches its receiver a trip
+ * sooner (bench, e2e row). One attempt only, with WEBHOOK_POST's time (the spec's 10 s per attempt
+ * inside it): a failed one is followed by WEBHOOK_RETRY's activity, so a receiver that is down never
+ * holds a workflow task open while its series waits out the schedule.
+ */
+export const WEBHOOK_FIRST_POST = {
+  startToCloseTimeout: WEBHOOK_POST.startToCloseTimeout,
+  retry: { maximumAttempts: 1 },
+} as const satisfies LocalActivityOptions;
+
+/** How long a v6 delivery waits after its failed first attempt: the spec's first 1 s. */
+export const WEBHOOK_SECOND_ATTEMPT_AFTER = WEBHOOK_POST.retry.initialInterval;
+
+/**
+ * Attempts 2 to 4 of a v6 delivery, one activity, started WEBHOOK_SECOND_ATTEMPT_AFTER the first:
+ * the rest of WEBHOOK_POST's schedule, 5 s then 15 s apart (5 × 3 = 15), with its timeouts and
+ * heartbeats.
+ */
+export const WEBHOOK_RETRY = {
+  ...WEBHOOK_POST,
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 3,
+    maximumInterval: WEBHOOK_POST.retry.maximumInterval,
+    maximumAttempts: WEBHOOK_POST.retry.maximumAttempts - 1,
   },
 } as const satisfies ActivityOptions;
 

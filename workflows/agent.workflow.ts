@@ -18,7 +18,13 @@ import type { ToolsActivities } from '../activities/tools';
 import type { ModelMessage, ModelToolCall } from '../core/model/types';
 import type { ToolResult } from '../core/schemas/events';
 import type { ContentBlock } from '../core/schemas/runs';
-import { LOCAL_TOOL_CALL, MODEL_STEP, RUN_BOOKKEEPING, TOOL_CALL } from './activity-options';
+import {
+  LOCAL_TOOL_CALL,
+  MODEL_STEP,
+  MODEL_STEP_LOCAL,
+  RUN_BOOKKEEPING,
+  TOOL_CALL,
+} from './activity-options';
 import {
   MAX_MODEL_STEPS,
   PLAN_WAIT_ACTIVITY,
@@ -36,9 +42,10 @@ import { userSafeFailure } from './failures';
 import { agentRunWorkflowV1 } from './legacy/agent-v1';
 import { runStatusSearchAttribute } from './search-attributes';
 import { runsAsLocalActivity } from './tool-call.contract';
-import { v4OrLater, WORKFLOWS_V3 } from './versions';
+import { v4OrLater, v6, WORKFLOWS_V3 } from './versions';
 
 const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
+const localSteps = proxyLocalActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP_LOCAL);
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
 const localTools = proxyLocalActivities<Pick<ToolsActivities, 'runTool'>>(LOCAL_TOOL_CALL);
 const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'expirePlan'>>(RUN_BOOKKEEPING);
@@ -46,9 +53,18 @@ const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'ex
 /** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
   // Runs started before turn-v2 replay, and go on, on the code they started with (versions.ts).
-  const v4 = v4OrLater();
+  const local = v6();
+  const v4 = local || v4OrLater();
   if (!v4 && !patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
-  return new Turn(input, v4).run();
+  return new Turn(input, { localTools: v4, localSteps: local }).run();
+}
+
+/** What an execution runs as local activities: its version decides (versions.ts). */
+interface LocalWork {
+  /** v4: a tool such as crop_image; v2 and v3 executions schedule every tool. */
+  localTools: boolean;
+  /** v6: every model step; earlier executions schedule them. */
+  localSteps: boolean;
 }
 
 type RunStatus = AgentRunState['status'];
@@ -84,8 +100,7 @@ class Turn {
 
   constructor(
     private readonly input: AgentRunInput,
-    /** v4 runs a tool such as crop_image as a local activity; v2 and v3 executions schedule every tool. */
-    private readonly v4: boolean,
+    private readonly local: LocalWork,
   ) {
     setHandler(runStateQuery, () => this.live);
     // Kept by waitpoint, first decision wins: a decision may arrive before the step that opened
@@ -155,7 +170,8 @@ class Turn {
     for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
       this.live.step = step;
       this.report('RUNNING', modelStepActivity(step));
-      const result = await steps.agentStep.executeWithOptions({ summary: modelStepActivity(step) }, [
+      const runner = this.local.localSteps ? localSteps : steps;
+      const result = await runner.agentStep.executeWithOptions({ summary: modelStepActivity(step) }, [
         {
           runId: this.input.runId,
           step,
@@ -218,7 +234,7 @@ class Turn {
     this.report('RUNNING', call.toolName);
     let result: ToolResult;
     try {
-      const runner = this.v4 && runsAsLocalActivity(call.toolName) ? localTools : tools;
+      const runner = this.local.localTools && runsAsLocalActivity(call.toolName) ? localTools : tools;
       result = await runner.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
         {
           toolCallId,

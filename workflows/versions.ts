@@ -19,19 +19,29 @@ import { patched } from '@temporalio/workflow';
  *   trace (see interceptors.ts), and are not even evaluated otherwise. The decision is read from
  *   the start's header, which a replay sees as the first run did, so the execution draws the
  *   same random numbers on every worker, traced or not.
+ * - workflows-v6: a model step is a local activity (activity-options.ts MODEL_STEP_LOCAL), so a
+ *   plain turn is one workflow task; a delivery's first attempt is a local activity in the
+ *   delivery's first workflow task, and only a failed first attempt schedules the rest as an
+ *   activity with the spec's retries (WEBHOOK_FIRST_POST, WEBHOOK_RETRY).
  */
 export const WORKFLOWS_V3 = 'workflows-v3';
 export const WORKFLOWS_V4 = 'workflows-v4';
 export const WORKFLOWS_V5 = 'workflows-v5';
+export const WORKFLOWS_V6 = 'workflows-v6';
 
-/** Whether the execution is v5. */
-export function v5(): boolean {
-  return patched(WORKFLOWS_V5);
+/** Whether the execution is v6. */
+export function v6(): boolean {
+  return patched(WORKFLOWS_V6);
 }
 
-/** Whether the execution is v5, or began as v4 (and keeps v4's shape where v5 differs). */
+/** Whether the execution is v6, or began as v5 (and keeps v5's shape where v6 differs). */
+export function v5OrLater(): boolean {
+  return v6() || patched(WORKFLOWS_V5);
+}
+
+/** Whether the execution is v5 or later, or began as v4 (and keeps v4's shape where later ones differ). */
 export function v4OrLater(): boolean {
-  return v5() || patched(WORKFLOWS_V4);
+  return v5OrLater() || patched(WORKFLOWS_V4);
 }
 
 /** Whether the execution is v4 or later, or began as v3 (and keeps v3's shape where later ones differ). */

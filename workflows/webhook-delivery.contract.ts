@@ -5,6 +5,11 @@ export interface WebhookDeliveryInput {
   deliveryId: string;
   /** 1 for the first delivery, +1 per redelivery; attempts are numbered within a series. */
   series: number;
+  /**
+   * Attempts of the series made before this activity's (a v6 series' first is a local activity of
+   * its own): its attempts are numbered after them. None when absent.
+   */
+  attemptsBefore?: number;
 }
 
 /** SKIPPED: the delivery was already settled, or a newer series has replaced this one. */

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfigOrExit } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
+import { createNotificationHub } from '../../core/db/notification-hub';
 import { createLogger } from '../../core/logging/logger';
 import { temporalLogger, temporalLogLevel } from '../../core/logging/temporal';
 import { freePort } from '../../core/process/ports';
@@ -32,6 +33,11 @@ async function main(): Promise<void> {
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
+  const notifications = createNotificationHub({
+    url: config.DATABASE_URL,
+    logger,
+    channels: ['run_cancels'],
+  });
   const worker = await createWorker(
     {
       config,
@@ -41,6 +47,7 @@ async function main(): Promise<void> {
       storage: createStorage(config),
       http: createGuardedHttp(config),
       model: createModelProvider(config),
+      notifications,
     },
     {
       connection,
@@ -65,6 +72,7 @@ async function main(): Promise<void> {
     http.closeAllConnections();
     http.close();
     await connection.close();
+    await notifications.close();
     await db.close();
     await tracing?.shutdown();
   });

@@ -92,6 +92,7 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
     maxHeartbeatThrottleInterval: '2 seconds',
     maxCachedWorkflows: deps.config.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentWorkflowTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+    maxConcurrentLocalActivityExecutions: deps.config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskPolls: Math.min(
       deps.config.WORKER_WORKFLOW_TASK_POLLERS,

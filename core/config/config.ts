@@ -134,9 +134,15 @@ export const configSchema = z
      * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
      */
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
-    /** Workflow tasks the worker runs at once; its pollers are at most this many. */
-    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(40),
-    /** Activities (model steps, tool calls, webhook POSTs) the worker runs at once. */
+    /**
+     * Workflow tasks the worker holds at once; its pollers are at most this many. A task stays held
+     * while its local activities run (a model step, a crop, a delivery's first attempt), so this
+     * bounds the turns in a model step at once, beside the tasks that only compute.
+     */
+    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(200),
+    /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
+    WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
+    /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
     WORKER_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).default(10),

@@ -4,10 +4,10 @@ import type { Logger } from '../logging/logger';
 /**
  * The channels the service's triggers notify on, each with an id as the payload: `run_events`
  * the run whose stream (and so snapshot) changed (migration run_events), `api_keys` the key that
- * was revoked or deleted (migration api_key_notify).
+ * was revoked or deleted (migration api_key_notify), `run_cancels` the run whose cancel was just
+ * recorded (migration run_cancel_notify).
  */
-export const CHANNELS = ['run_events', 'api_keys'] as const;
-export type Channel = (typeof CHANNELS)[number];
+export type Channel = 'run_events' | 'api_keys' | 'run_cancels';
 /** Subscribed under this id, a wake is called for every notification on its channel. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */
@@ -28,10 +28,15 @@ export interface NotificationHub {
 /**
  * One LISTEN connection per process, opened with the first subscription, fanned out in process by
  * channel and id: a thousand streams of a gateway cost one PostgreSQL connection, not a thousand.
- * A notification only says "look": whoever is woken reads the tables, so a lost or doubled
- * notification cannot lose or repeat anything.
+ * It listens on the `channels` its process reads only (every notification goes to every connection
+ * listening on its channel). A notification only says "look": whoever is woken reads the tables,
+ * so a lost or doubled notification cannot lose or repeat anything.
  */
-export function createNotificationHub(options: { url: string; logger: Logger }): NotificationHub {
+export function createNotificationHub(options: {
+  url: string;
+  logger: Logger;
+  channels: readonly Channel[];
+}): NotificationHub {
   const subscribers = new Map<string, Set<() => void>>();
   const keyOf = (channel: string, id: string) => `${channel}\n${id}`;
   let client: Client | undefined;
@@ -60,7 +65,7 @@ export function createNotificationHub(options: { url: string; logger: Logger }):
       next.on('end', () => lost(next));
       try {
         await next.connect();
-        for (const channel of CHANNELS) await next.query(`LISTEN ${channel}`);
+        for (const channel of options.channels) await next.query(`LISTEN ${channel}`);
         client = next;
         // Whatever was notified before this connection listened is read now.
         wakeAll();
@@ -94,6 +99,7 @@ export function createNotificationHub(options: { url: string; logger: Logger }):
 
   return {
     subscribe(channel, id, fn) {
+      if (!options.channels.includes(channel)) throw new Error(`not listening on ${channel}`);
       const key = keyOf(channel, id);
       const set = subscribers.get(key) ?? new Set();
       set.add(fn);

@@ -37,9 +37,24 @@ function agentEventData(status: string, error?: string): string {
   return error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
 }
 
+/** A chat's messages up to and including a run's, oldest first (HISTORY_MESSAGES of them at most). */
+export type ChatHistory = { role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }[];
+
+/** How much of a chat the model sees. */
+const HISTORY_MESSAGES = 40;
+
+/** The newest HISTORY_MESSAGES messages of run $1's chat up to and including its own, newest first. */
+const HISTORY_ROWS = `SELECT m.role, m."contentBlocks", m."createdAt", m.id
+               FROM "Run" r
+               JOIN "Message" u ON u.id = r."messageId"
+               JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
+              WHERE r.id = $1
+              ORDER BY m."createdAt" DESC, m.id DESC
+              LIMIT ${HISTORY_MESSAGES}`;
+
 export type StepGate =
   /** This execution runs the run: first step, or a later one, or a retry of either. */
-  | { kind: 'run'; userId: string; deliveries: RecordedDelivery[] }
+  | { kind: 'run'; userId: string; deliveries: RecordedDelivery[]; history: ChatHistory }
   /** A cancel was asked for, or the chat deleted, before this step: the run must end CANCELLED. */
   | { kind: 'stop' }
   /** This execution already ended the run (a retry after the ending committed). */
@@ -51,11 +66,13 @@ export type StepGate =
 /**
  * Checks, at the start of every model step, that this execution may go on, and moves a QUEUED
  * run to RUNNING with its `agent.started` event: the one place that writes `triggerRunId`, since
- * only the execution itself knows its id for sure. One statement, under the run's row lock.
+ * only the execution itself knows its id for sure. It records the step as the run's current one,
+ * so the snapshot shows what the run is doing from the step's start, from the tables alone, and
+ * reads the chat the model is to see. One statement, under the run's row lock.
  */
 export async function gateStep(
   pool: Pool,
-  input: { runId: string; triggerRunId: string },
+  input: { runId: string; triggerRunId: string; step: number },
 ): Promise<StepGate> {
   const { rows } = await pool.query<{
     status: string;
@@ -65,6 +82,7 @@ export async function gateStep(
     started: boolean;
     userId: string;
     deliveries: DeliveryRow[];
+    history: ChatHistory;
   }>({
     name: 'run-gate-step',
     text: `WITH cur AS (
@@ -74,9 +92,14 @@ export async function gateStep(
               WHERE r.id = $1
                 FOR UPDATE OF r
            ), started AS (
-             UPDATE "Run" r SET status = 'RUNNING', "startedAt" = now(), "updatedAt" = now(), "triggerRunId" = $2
+             UPDATE "Run" r SET status = 'RUNNING', "startedAt" = now(), "updatedAt" = now(), "triggerRunId" = $2,
+                    "currentStep" = $3
                FROM cur WHERE r.id = cur.id AND cur.status = 'QUEUED' AND NOT cur."stopRequested"
              RETURNING r.*
+           ), stepped AS (
+             UPDATE "Run" r SET "currentStep" = $3, "updatedAt" = now()
+               FROM cur WHERE r.id = cur.id AND cur.status = 'RUNNING' AND cur."triggerRunId" = $2
+                AND NOT cur."stopRequested" AND r."currentStep" < $3
            ), ${eventCte('announced', {
              from: 'started',
              userId: 's."userId"',
@@ -85,21 +108,42 @@ export async function gateStep(
              data: agentEventData(`'QUEUED'`),
            })}
            SELECT cur.status, cur."triggerRunId", cur.error, cur."stopRequested", cur."userId",
-                  EXISTS (SELECT 1 FROM started) AS started, ${deliveriesColumn('announced')} AS deliveries
+                  EXISTS (SELECT 1 FROM started) AS started, ${deliveriesColumn('announced')} AS deliveries,
+                  (SELECT COALESCE(jsonb_agg(jsonb_build_object('role', h.role, 'contentBlocks', h."contentBlocks")
+                                             ORDER BY h."createdAt", h.id), '[]'::jsonb)
+                     FROM (${HISTORY_ROWS}) h) AS history
              FROM cur`,
-    values: [input.runId, input.triggerRunId],
+    values: [input.runId, input.triggerRunId, input.step],
   });
   const row = rows[0];
   if (!row) return { kind: 'missing' };
   if (row.started)
-    return { kind: 'run', userId: row.userId, deliveries: toRecorded(row.userId, row.deliveries) };
+    return {
+      kind: 'run',
+      userId: row.userId,
+      deliveries: toRecorded(row.userId, row.deliveries),
+      history: row.history,
+    };
   const mine = row.triggerRunId === input.triggerRunId;
   if (row.status === 'QUEUED') return row.stopRequested ? { kind: 'stop' } : { kind: 'other' };
   if (row.status === 'RUNNING' || row.status === 'WAITING') {
     if (!mine) return { kind: 'other' };
-    return row.stopRequested ? { kind: 'stop' } : { kind: 'run', userId: row.userId, deliveries: [] };
+    return row.stopRequested
+      ? { kind: 'stop' }
+      : { kind: 'run', userId: row.userId, deliveries: [], history: row.history };
   }
   return mine ? { kind: 'ended', status: row.status as TerminalStatus, error: row.error } : { kind: 'other' };
+}
+
+/** Whether the run's work should stop: its cancel is recorded, its chat deleted, or it is gone. */
+export async function stopRequested(pool: Pool, runId: string): Promise<boolean> {
+  const { rows } = await pool.query<{ stop: boolean }>({
+    name: 'run-stop-requested',
+    text: `SELECT r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS stop
+             FROM "Run" r JOIN "Chat" c ON c.id = r."chatId" WHERE r.id = $1`,
+    values: [runId],
+  });
+  return rows[0]?.stop ?? true;
 }
 
 /** The run's user, or undefined when the run does not exist. */
@@ -108,26 +152,12 @@ export async function runUserId(pool: Pool, runId: string): Promise<string | und
   return rows[0]?.userId;
 }
 
-/** How much of a chat the model sees. */
-const HISTORY_MESSAGES = 40;
-
-/** The chat up to and including this run's message, oldest first. */
-export async function loadHistory(
-  pool: Pool,
-  runId: string,
-): Promise<{ role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }[]> {
-  const { rows } = await pool.query<{ role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }>({
+/** The chat up to and including this run's message, oldest first (v1 executions' own step). */
+export async function loadHistory(pool: Pool, runId: string): Promise<ChatHistory> {
+  const { rows } = await pool.query<ChatHistory[number]>({
     name: 'run-history',
-    text: `SELECT m.role, m."contentBlocks" FROM (
-             SELECT m.role, m."contentBlocks", m."createdAt", m.id
-               FROM "Run" r
-               JOIN "Message" u ON u.id = r."messageId"
-               JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
-              WHERE r.id = $1
-              ORDER BY m."createdAt" DESC, m.id DESC
-              LIMIT $2) m
-           ORDER BY m."createdAt", m.id`,
-    values: [runId, HISTORY_MESSAGES],
+    text: `SELECT m.role, m."contentBlocks" FROM (${HISTORY_ROWS}) m ORDER BY m."createdAt", m.id`,
+    values: [runId],
   });
   return rows;
 }
@@ -831,24 +861,13 @@ export async function selectOwnAttachments(
  * A run with its tool calls and waitpoints, in one indexed statement scoped to the caller's chat.
  * Undefined: no such chat of the caller; `run` null: the chat has no such run.
  */
-/** What the run's workflow last said through its query (RunLiveState), and whether it is recent. */
-export interface StoredLiveState {
-  step: number | null;
-  activity: string | null;
-  fresh: boolean;
-}
-
 export async function selectRunSnapshot(
   pool: Pool,
   scope: RunScope,
-  liveStateTtlMs: number,
-): Promise<{ run: Record<string, unknown> | null; live: StoredLiveState | null } | undefined> {
-  const { rows } = await pool.query<{ run: Record<string, unknown> | null; live: StoredLiveState | null }>({
+): Promise<{ run: Record<string, unknown> | null } | undefined> {
+  const { rows } = await pool.query<{ run: Record<string, unknown> | null }>({
     name: 'run-snapshot',
     text: `SELECT true AS "chatFound",
-            (SELECT jsonb_build_object('step', l.step, 'activity', l.activity,
-                      'fresh', l."askedAt" > now() - make_interval(secs => $4::float8 / 1000))
-               FROM "RunLiveState" l WHERE l."runId" = $3) AS live,
             (SELECT to_jsonb(r) || jsonb_build_object(
                  -- The last stream event this read reflects: the stream goes on after it.
                  'eventSeq', COALESCE((SELECT s.seq FROM "RunEventSeq" s WHERE s."runId" = r.id), 0),
@@ -862,7 +881,7 @@ export async function selectRunSnapshot(
                FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
        FROM "Chat" c
       WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
-    values: [scope.userId, scope.chatId, scope.runId, liveStateTtlMs],
+    values: [scope.userId, scope.chatId, scope.runId],
   });
   return rows[0];
 }
@@ -918,33 +937,4 @@ export async function pruneRunEvents(pool: Pool, retentionMs: number, batch = 5_
     deleted += rowCount ?? 0;
     if ((rowCount ?? 0) < batch) return deleted;
   }
-}
-
-/**
- * Claims the next query of a live run's workflow for this caller when no one asked within the
- * interval; true for exactly one of any number of gateways racing for it. SQL for the conditional
- * upsert. On the bookkeeping pool: a claim lost in a crash only means one more query.
- */
-export async function claimLiveStateQuery(pool: Pool, runId: string, intervalMs: number): Promise<boolean> {
-  const { rowCount } = await pool.query({
-    name: 'claim-live-state-query',
-    text: `INSERT INTO "RunLiveState" ("runId", "askedAt") VALUES ($1, now())
-           ON CONFLICT ("runId") DO UPDATE SET "askedAt" = now()
-            WHERE "RunLiveState"."askedAt" <= now() - make_interval(secs => $2::float8 / 1000)`,
-    values: [runId, intervalMs],
-  });
-  return rowCount === 1;
-}
-
-/** Stores the workflow's answer for the other pollers. */
-export async function storeLiveState(
-  pool: Pool,
-  runId: string,
-  state: { step: number; activity: string | null },
-): Promise<void> {
-  await pool.query({
-    name: 'store-live-state',
-    text: `UPDATE "RunLiveState" SET step = $2, activity = $3 WHERE "runId" = $1`,
-    values: [runId, state.step, state.activity],
-  });
 }

@@ -8,7 +8,7 @@ import {
   type RunSnapshot,
 } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
-import { loadSnapshotAt, type LiveStates } from './snapshot';
+import { loadSnapshotAt } from './snapshot';
 
 /** Events read per statement; a stream far behind catches up in pages. */
 const PAGE = 200;
@@ -47,7 +47,6 @@ function toStreamEvent(row: RunEventRow): RunStreamEvent {
 export async function openRunStream(
   deps: OperationDeps,
   hub: NotificationHub,
-  liveStates: LiveStates,
   scope: RunScope,
   input: OpenStreamInput,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
@@ -71,7 +70,7 @@ export async function openRunStream(
     // A resume after the run's events were pruned (RUN_EVENTS_RETENTION) cannot be answered with
     // what followed the client's event: it gets the final snapshot, as a stream opened afresh does.
     if (input.after === undefined || resumed?.pruned) {
-      const { snapshot, eventSeq } = await loadSnapshotAt(deps, liveStates, scope);
+      const { snapshot, eventSeq } = await loadSnapshotAt(deps, scope);
       first = { kind: 'event', id: eventSeq, event: 'snapshot', data: snapshot satisfies RunSnapshot };
       cursor = eventSeq;
       endedAtSnapshot = isTerminal(snapshot.status);

@@ -8,7 +8,7 @@ import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
 import { openRunStream, type OpenStreamInput } from './events';
-import { createLiveStates, loadSnapshot } from './snapshot';
+import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
 import { weakEtag } from '../../core/hashing/canonical';
 import { createPollMemory } from './poll-memory';
@@ -41,7 +41,6 @@ export interface SendTurnInput {
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
 export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
-  const liveStates = createLiveStates(deps);
   const polls = createPollMemory(hub);
   /**
    * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
@@ -101,7 +100,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     }),
 
     getRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
-      return loadSnapshot(deps, liveStates, { userId: caller.userId, ...ids });
+      return loadSnapshot(deps, { userId: caller.userId, ...ids });
     },
 
     /**
@@ -111,7 +110,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     pollRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<{ snapshot: RunSnapshot; etag: string }> {
       const scope = { userId: caller.userId, ...ids };
       return polls.read(scope, async () => {
-        const snapshot = await loadSnapshot(deps, liveStates, scope);
+        const snapshot = await loadSnapshot(deps, scope);
         return { snapshot, etag: weakEtag(JSON.stringify(snapshot)) };
       });
     },
@@ -123,7 +122,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
 
     /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
     streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
-      return openRunStream(deps, hub, liveStates, { userId: caller.userId, ...ids }, input);
+      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input);
     },
 
     /**
@@ -139,7 +138,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
       const scope = { userId: caller.userId, ...ids };
       await requestCancel(deps, scope);
       polls.forget(ids);
-      return loadSnapshot(deps, liveStates, scope);
+      return loadSnapshot(deps, scope);
     },
 
     async decidePlan(

@@ -1,6 +1,12 @@
 import type { NotificationHub } from '../../core/db/notification-hub';
 import type { RunScope } from '../../core/runs/store';
-import { LIVE_STATE_TTL_MS } from './snapshot';
+
+/**
+ * How long an answer stands without a notification: what a snapshot shows that no notification
+ * announces (a model step's number at its start, webhook deliveries' progress, a chat deleted
+ * through another gateway) reaches a poller within this.
+ */
+const REMEMBER_MS = 1_000;
 
 /**
  * The most runs remembered at once. An answer is a whole snapshot, so what is kept is bounded:
@@ -25,11 +31,9 @@ interface Remembered {
  * What this gateway last answered for each polled run, kept only while the database says (by the
  * run_events notifications) that nothing changed: a client polling a run every few milliseconds is
  * answered from memory (304 when it sends the ETag back, else the same answer in full), and only a
- * change, or the second passing, costs a read. An answer stands as long as the workflow's live view in a snapshot does
- * (LIVE_STATE_TTL_MS): changes the live stream announces (text, status, tool calls, waitpoints)
- * end it at once; the rest a snapshot shows (webhook deliveries' progress, the workflow's step, a
- * deleted chat) shows up within that. Per process; nothing is shared, so any gateway may serve any
- * poll.
+ * change, or the second passing, costs a read. Changes the live stream announces (text, status,
+ * tool calls, waitpoints) end an answer at once; the rest shows up within REMEMBER_MS. Per process;
+ * nothing is shared, so any gateway may serve any poll.
  */
 export function createPollMemory(hub: NotificationHub, maxRemembered = MAX_REMEMBERED) {
   const runs = new Map<string, Remembered>();
@@ -90,7 +94,7 @@ export function createPollMemory(hub: NotificationHub, maxRemembered = MAX_REMEM
         return answer;
       }
       const now = Date.now();
-      if (now - sweptAt >= LIVE_STATE_TTL_MS) {
+      if (now - sweptAt >= REMEMBER_MS) {
         sweep(now);
         sweptAt = now;
       }
@@ -101,7 +105,7 @@ export function createPollMemory(hub: NotificationHub, maxRemembered = MAX_REMEM
         return answer;
       }
       entry.answer = answer;
-      entry.until = now + LIVE_STATE_TTL_MS;
+      entry.until = now + REMEMBER_MS;
       runs.set(scope.runId, entry);
       return answer;
     },

@@ -210,7 +210,7 @@ describe('metrics', function () {
     );
     assert.equal(delta('agent_webhook_attempts_total', { outcome: 'delivered' }), 1);
     assert.ok(
-      delta('temporal_activity_execution_latency_seconds_count', { activity_type: 'agentStep' }) >= 2,
+      delta('temporal_local_activity_execution_latency_seconds_count', { activity_type: 'agentStep' }) >= 2,
       'the SDK counts the same work',
     );
     receiver.server.close();

@@ -59,12 +59,12 @@ async function main(): Promise<void> {
   const user = await createTestUser();
 
   // A receiver that fails every first attempt, so the delivery history holds a retry; at /down it
-  // fails every attempt, so the delivery gives up.
+  // fails every attempt, so the delivery gives up; at /ok it takes every one.
   const seen = new Set<string>();
   const receiver = createServer((req, res) => {
     const id = String(req.headers['x-svc-delivery-id']);
     req.resume();
-    res.statusCode = seen.has(id) && req.url !== '/down' ? 200 : 500;
+    res.statusCode = req.url === '/ok' || (seen.has(id) && req.url !== '/down') ? 200 : 500;
     seen.add(id);
     res.end();
   });
@@ -298,6 +298,7 @@ async function main(): Promise<void> {
         return lastDirectCall();
       },
     ],
+    ['delivered', () => delivery(`${receiverUrl}/ok`, 'DELIVERED')],
     ['delivery-retried', () => delivery(hookUrl, 'DELIVERED')],
     ['delivery-gave-up', () => delivery(`${receiverUrl}/down`, 'FAILED')],
   ];

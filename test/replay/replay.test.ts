@@ -22,6 +22,7 @@ const PATHS = [
   'failed',
   'tool-call',
   'crop-call',
+  'delivered',
   'delivery-retried',
   'delivery-gave-up',
 ];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import type { ModelProvider, ModelReply } from '../../core/model/types';
+import { requestRunCancel } from '../../core/runs/store';
 import { ScriptedModel } from '../support/scripted-model';
 import { LocalModelProvider } from '../../core/model/local';
 import { createTestUser, type TestUser } from '../../testkit/users';
@@ -188,6 +189,24 @@ describe('agent runs', function () {
     const again = await post(`/api/v1/chats/${turn.chatId}/runs/${turn.runId}/cancel`, {});
     assert.equal(again.status, 409);
     assert.equal(((await again.json()) as { code: string }).code, 'RUN_NOT_ACTIVE');
+  });
+
+  it('stops the model call at the commit of a cancel the worker hears of from PostgreSQL alone', async () => {
+    const scripted = new ScriptedModel([{ text: 'This will never finish', toolCalls: [] }]);
+    scripted.holdAfterFirstHalf();
+    await serve(scripted);
+    const turn = await send({ text: 'long job' });
+    await until(turn, (s) => s.status === 'RUNNING' && s.text.length > 0, 'the model to start');
+    // The cancel as the route records it, with Temporal left untold: the model step is a local
+    // activity, which Temporal's cancel reaches only at its workflow task's next beat, and this
+    // one would never come. The run's notification is what stops it.
+    const { db } = await testStack();
+    const scope = { userId: user.userId, chatId: turn.chatId, runId: turn.runId };
+    assert.ok(await requestRunCancel(db.pool, scope));
+    const done = await until(turn, terminal, 'the run to be cancelled');
+    assert.equal(done.status, 'CANCELLED');
+    assert.equal(done.error, 'The run was cancelled.');
+    assert.equal(scripted.aborted, 1);
   });
 
   it('cancels the active run when its chat is deleted', async () => {

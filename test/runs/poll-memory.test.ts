@@ -20,6 +20,7 @@ describe('poll memory', () => {
     hub = createNotificationHub({
       url: stack.config().DATABASE_URL,
       logger: createLogger({ level: 'silent', name: 'poll-memory-test' }),
+      channels: ['run_events'],
     });
     const stop = hub.subscribe('run_events', randomUUID(), () => undefined);
     await waitFor(async () => (hub.listening() ? true : undefined), { what: 'the hub listening' });

@@ -12,7 +12,7 @@ import type { AgentActivities } from '../../activities/agent';
 import { workflowObservation } from '../../apps/worker/worker';
 import type { Tracing } from '../../core/telemetry/tracing';
 import type { agentRunWorkflow } from '../../workflows/agent.workflow';
-import { WORKFLOWS_V5 } from '../../workflows/versions';
+import { WORKFLOWS_V6 } from '../../workflows/versions';
 
 /**
  * Which executions trace (workflows/interceptors.ts): one whose start carried a trace joins it; one
@@ -98,7 +98,7 @@ describe('workflow tracing', function () {
 
   it('joins the trace its start carried: the workflow span is a child of the starter’s', async () => {
     const { parentSpanId, patches, history, spans } = await tracedTurn();
-    assert.deepEqual(patches, [WORKFLOWS_V5]);
+    assert.deepEqual(patches, [WORKFLOWS_V6]);
     const run = spans.find((s) => s.name === 'RunWorkflow:agentRunWorkflow');
     assert.ok(
       run,
@@ -121,7 +121,7 @@ describe('workflow tracing', function () {
     const before = exporter.getFinishedSpans().length;
     for (const carrier of [{}, undefined]) {
       const { patches } = await turn(carrier);
-      assert.deepEqual(patches, [WORKFLOWS_V5], 'one version marker, as a traced execution has');
+      assert.deepEqual(patches, [WORKFLOWS_V6], 'one version marker, as a traced execution has');
     }
     // The spans of a traced turn after them reach the exporter after any of theirs would.
     const { traceId, spans } = await tracedTurn();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, type Duration } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { AgentActivities, FinishInput } from '../../activities/agent';
@@ -60,8 +60,10 @@ describe('workflows, with mocked activities on a time-skipping server', function
   let running: Promise<void>;
   const scripts = new Map<string, Script>();
   const taskQueue = `unit-${randomUUID()}`;
-  const deliveries: { input: WebhookDeliveryInput; attempt: number }[] = [];
+  const deliveries: { input: WebhookDeliveryInput; attempt: number; local: boolean }[] = [];
   const failedDeliveries: WebhookDeliveryInput[] = [];
+  const answeredOk = new Set<string>();
+  const refusedForGood = new Set<string>();
 
   const scriptOf = (runId: string) => {
     const script = scripts.get(runId);
@@ -97,7 +99,14 @@ describe('workflows, with mocked activities on a time-skipping server', function
         return script.tool(input);
       },
       async deliverWebhook(input: WebhookDeliveryInput) {
-        deliveries.push({ input, attempt: Context.current().info.attempt });
+        const { attempt, isLocal } = Context.current().info;
+        deliveries.push({ input, attempt: (input.attemptsBefore ?? 0) + attempt, local: isLocal });
+        if (answeredOk.has(input.deliveryId)) return 'DELIVERED';
+        if (refusedForGood.has(input.deliveryId))
+          throw permanentFailure(
+            'WEBHOOK_ENDPOINT_NOT_FOUND',
+            'The endpoint was deleted; nothing more is sent.',
+          );
         throw new Error('The endpoint answered HTTP 500.');
       },
       async markDeliveryFailed(input: WebhookDeliveryInput) {
@@ -118,15 +127,27 @@ describe('workflows, with mocked activities on a time-skipping server', function
     await env?.teardown();
   });
 
-  function start(script: Script, input: Partial<AgentRunInput> = {}) {
+  function start(
+    script: Script,
+    input: Partial<AgentRunInput> = {},
+    options: { workflowTaskTimeout?: Duration } = {},
+  ) {
     const runId = randomUUID();
     scripts.set(runId, script);
     return env.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
       taskQueue,
       workflowId: randomUUID(),
       args: [agentRunInput({ runId, planApprovalTimeoutMs: DAY_MS, ...input })],
+      ...options,
     });
   }
+
+  const startDelivery = (input: WebhookDeliveryInput) =>
+    env.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      taskQueue,
+      workflowId: randomUUID(),
+      args: [input],
+    });
 
   /** The failure a workflow ended with: its type and message, or 'Canceled'. */
   async function failureOf(result: Promise<unknown>): Promise<{ type: string; message: string }> {
@@ -263,14 +284,14 @@ describe('workflows, with mocked activities on a time-skipping server', function
       const script = new Script([
         async () => {
           // A step that streams until it is told to stop.
-          const ctx = Context.current();
-          for (;;) {
-            ctx.heartbeat();
-            await Promise.race([ctx.cancelled, new Promise((resolve) => setTimeout(resolve, 50))]);
-          }
+          await Context.current().cancelled;
+          throw new Error('unreachable');
         },
       ]);
-      const handle = await start(script);
+      // A model step is a local activity: Temporal's cancel reaches it with its workflow task's
+      // next beat, at 80 % of the task's timeout (8 s by default; 1.6 s here). The run's
+      // notification, which stops a real step sooner, is the activity's own (test/runs).
+      const handle = await start(script, {}, { workflowTaskTimeout: '2 seconds' });
       while (script.steps.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
       await handle.cancel();
       // Temporal keeps no message with a Canceled execution; the run's row has it.
@@ -335,19 +356,60 @@ describe('workflows, with mocked activities on a time-skipping server', function
 
   it('tries a webhook delivery 4 times (1 s, 5 s, 15 s apart, skipped), then marks it FAILED and fails', async () => {
     const input = { deliveryId: randomUUID(), series: 1 };
-    const result = env.client.workflow.execute<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-      taskQueue,
-      workflowId: randomUUID(),
-      args: [input],
-    });
-    assert.deepEqual(await failureOf(result), {
+    const handle = await startDelivery(input);
+    assert.deepEqual(await failureOf(handle.result()), {
       type: 'WEBHOOK_DELIVERY_FAILED',
       message: 'The endpoint answered HTTP 500.',
     });
+    // The first attempt in the delivery's first workflow task, the rest numbered after it.
     assert.deepEqual(
-      deliveries.filter((d) => d.input.deliveryId === input.deliveryId).map((d) => d.attempt),
-      [1, 2, 3, 4],
+      deliveries
+        .filter((d) => d.input.deliveryId === input.deliveryId)
+        .map((d) => [d.attempt, d.local ? 'local' : 'activity']),
+      [
+        [1, 'local'],
+        [2, 'activity'],
+        [3, 'activity'],
+        [4, 'activity'],
+      ],
     );
     assert.deepEqual(failedDeliveries, [input]);
+    // The schedule, as the history holds it: 1 s after the first attempt, then 5 s and 15 s apart.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timer = events.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
+    assert.equal(Number(timer?.startToFireTimeout?.seconds), 1);
+    const retry = events.find((e) => e.activityTaskScheduledEventAttributes)
+      ?.activityTaskScheduledEventAttributes?.retryPolicy;
+    assert.deepEqual(
+      [
+        Number(retry?.initialInterval?.seconds),
+        retry?.backoffCoefficient,
+        Number(retry?.maximumInterval?.seconds),
+        retry?.maximumAttempts,
+      ],
+      [5, 3, 15, 3],
+    );
+  });
+
+  it('delivers in the first workflow task when the first attempt succeeds: no activity, no timer', async () => {
+    const input = { deliveryId: randomUUID(), series: 1 };
+    answeredOk.add(input.deliveryId);
+    const handle = await startDelivery(input);
+    assert.equal(await handle.result(), 'DELIVERED');
+    const events = (await handle.fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.workflowTaskStartedEventAttributes).length, 1);
+    assert.ok(!events.some((e) => e.activityTaskScheduledEventAttributes || e.timerStartedEventAttributes));
+  });
+
+  it('gives up at once on a first attempt refused for good (a deleted endpoint)', async () => {
+    const input = { deliveryId: randomUUID(), series: 1 };
+    refusedForGood.add(input.deliveryId);
+    const handle = await startDelivery(input);
+    assert.deepEqual(await failureOf(handle.result()), {
+      type: 'WEBHOOK_DELIVERY_FAILED',
+      message: 'The endpoint was deleted; nothing more is sent.',
+    });
+    assert.equal(deliveries.filter((d) => d.input.deliveryId === input.deliveryId).length, 1);
+    assert.ok(failedDeliveries.some((d) => d.deliveryId === input.deliveryId));
   });
 });
