@@ -219,7 +219,7 @@ export async function streamModelReply(
   const ctx = Context.current();
   const signal = input.stop ? AbortSignal.any([ctx.cancellationSignal, input.stop]) : ctx.cancellationSignal;
   let streamed = '';
-  let lastWrite = 0;
+  let lastWrite = Date.now();
   let trailing: NodeJS.Timeout | undefined;
   let writing: Promise<unknown> = Promise.resolve();
   const flush = () => {
@@ -231,9 +231,10 @@ export async function streamModelReply(
       writeRunText(deps.db.bookkeeping, { runId: input.runId, text, step: input.step }),
     );
   };
-  // At most one write per interval, and the last piece of a burst is never left unwritten. Even
-  // the first waits for a timer: a reply that arrives whole (a short one, a provider that does not
-  // stream) is written once, by the statement that ends the step, not twice.
+  // At most one write per interval, counted from the call's start, and the last piece of a burst
+  // is never left unwritten: a reply that is whole within the first interval (a short one, a
+  // provider that does not stream, a busy worker's local model) is written once, by the statement
+  // that ends the step, not twice.
   const onText = (delta: string) => {
     streamed += delta;
     trailing ??= setTimeout(flush, Math.max(0, lastWrite + TEXT_WRITE_INTERVAL_MS - Date.now()));

@@ -114,6 +114,33 @@ describe('agent runs', function () {
     assert.deepEqual(scripted.calls[0], [{ role: 'user', text: 'Say hello', media: [] }]);
   });
 
+  it('writes a reply streamed whole within the write interval once, by the statement that ends the run', async () => {
+    // Five pieces, each a turn of the event loop apart: a fast model, or the local one.
+    const pieces = ['One ', 'reply, ', 'in five ', 'quick ', 'pieces.'];
+    await serve({
+      name: 'quick',
+      async complete(request) {
+        for (const piece of pieces) {
+          request.onText(piece);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { text: pieces.join(''), toolCalls: [] };
+      },
+    });
+    const turn = await send({ text: 'hello' });
+    const done = await until(turn, terminal, 'the run to finish');
+    assert.equal(done.text, pieces.join(''));
+    const { db } = await testStack();
+    const { rows } = await db.pool.query<{ data: { text: string } }>(
+      `SELECT data FROM "RunEvent" WHERE "runId" = $1 AND type = 'text.delta' ORDER BY seq`,
+      [turn.runId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.data.text),
+      [pieces.join('')],
+    );
+  });
+
   it('lets the next turn into the chat once the run is terminal, with the history', async () => {
     await serve(new LocalModelProvider());
     const first = await send({ text: 'first question' });
