@@ -84,6 +84,8 @@ type Ending =
 
 class Stop extends Error {}
 const CANCELLED = 'The run was cancelled.';
+/** How long a run its recorded cancel stopped waits for Temporal's cancel (see temporalCancel). */
+const TEMPORAL_CANCEL_WAIT = '5 seconds';
 
 class Turn {
   private readonly live: AgentRunState = {
@@ -148,7 +150,27 @@ class Turn {
       });
     }
     this.report(ended.status, ended.status.toLowerCase());
-    return this.end(ended, 'code' in ending ? ending.code : undefined);
+    const code = 'code' in ending ? ending.code : undefined;
+    if (this.local.localSteps && ended.status === 'CANCELLED' && code === undefined)
+      await this.temporalCancel();
+    return this.end(ended, code);
+  }
+
+  /**
+   * A v6 run ended CANCELLED by its recorded cancel, which its step heard from PostgreSQL (or met at
+   * its start) before Temporal's own cancel reached the workflow: the route sends that next, so the
+   * execution waits for it, briefly, and ends Canceled as an API cancel should. Its run is already
+   * ended; a cancel Temporal never hears (the route died between the two) costs the chat's next
+   * turn this wait at most.
+   */
+  private async temporalCancel(): Promise<void> {
+    const root = CancellationScope.current();
+    if (root.consideredCancelled) return;
+    let heard = false;
+    root.cancelRequested.catch(() => {
+      heard = true;
+    });
+    await CancellationScope.nonCancellable(() => condition(() => heard, TEMPORAL_CANCEL_WAIT));
   }
 
   /** Temporal's status tells the run's: Completed, Failed with the error code, or Canceled. */

@@ -302,6 +302,30 @@ describe('workflows, with mocked activities on a time-skipping server', function
       );
     });
 
+    it('ends a run its step stopped for a recorded cancel Canceled, once Temporal’s own cancel arrives', async () => {
+      // The route records the cancel, then tells Temporal: the step (a local activity) hears the
+      // first from PostgreSQL and stops while Temporal's cancel is still on its way.
+      let cancelSent!: () => void;
+      const sent = new Promise<void>((resolve) => (cancelSent = resolve));
+      const script = new Script([
+        async () => {
+          await sent;
+          return { kind: 'stop' };
+        },
+      ]);
+      const handle = await start(script);
+      while (script.steps.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await handle.cancel();
+      cancelSent();
+      assert.equal((await failureOf(handle.result())).type, 'Canceled');
+      assert.deepEqual(
+        script.finishes.map((f) => [f.status, f.error]),
+        [['CANCELLED', 'The run was cancelled.']],
+      );
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.ok(!events.some((e) => e.workflowTaskFailedEventAttributes), 'no workflow task failed');
+    });
+
     it('ends a run whose cancel was recorded before its step CANCELLED, failing with RUN_CANCELLED', async () => {
       const script = new Script([() => ({ kind: 'stop' })]);
       const handle = await start(script);
