@@ -173,10 +173,15 @@ export function createAgentActivities(deps: AgentActivityDeps) {
      */
     async agentStep(input: AgentStepInput): Promise<AgentStepResult> {
       const cancel = watchRunCancel({ hub: deps.notifications, pool, logger: deps.logger }, input.runId);
+      // The SDK never cancels a local activity at a stop; left alone, the step would hold the
+      // worker past its grace and the run would wait for the workflow task's timeout. An activity
+      // task needs none of this: the SDK cancels it at the grace's end, Temporal retries it.
+      const handoff = Context.current().info.isLocal ? deps.stopping : undefined;
       try {
-        return await step(input, cancel.signal);
+        return await step(input, handoff ? AbortSignal.any([cancel.signal, handoff]) : cancel.signal);
       } catch (err) {
         if (cancel.signal.aborted) return { kind: 'stop' };
+        if (handoff?.aborted) return { kind: 'handoff' };
         throw err;
       } finally {
         cancel.stop();

@@ -20,4 +20,9 @@ export interface ActivityDeps {
   model: ModelProvider | undefined;
   /** The worker's LISTEN connection, on `run_cancels`: a step hears its run's cancel at once. */
   notifications: NotificationHub;
+  /**
+   * Aborted once the worker, asked to stop, has given its work in flight SHUTDOWN_GRACE: a local
+   * model step still running then hands its run to another worker (agentStep).
+   */
+  stopping: AbortSignal;
 }

@@ -1,5 +1,5 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { createWorker } from '../apps/worker/worker';
+import { createWorker, stopWorker } from '../apps/worker/worker';
 import type { ActivityDeps } from '../activities/deps';
 import type { Config } from '../core/config/config';
 import { createNotificationHub } from '../core/db/notification-hub';
@@ -26,6 +26,8 @@ export async function startWorker(
     deps?: Partial<ActivityDeps>;
     tracing?: Tracing;
     temporalAddress?: string;
+    /** As the worker process's SHUTDOWN_GRACE; unset, a stop waits for everything in flight. */
+    shutdownGraceMs?: number;
   } = {},
 ): Promise<TestWorker> {
   const stack = await testStack();
@@ -39,6 +41,7 @@ export async function startWorker(
     logger,
     channels: ['run_cancels'],
   });
+  const handoff = new AbortController();
   const deps: ActivityDeps = {
     config,
     db: stack.db,
@@ -48,6 +51,7 @@ export async function startWorker(
     storage: createStorage(config),
     http: createGuardedHttp(config),
     model: createModelProvider(config),
+    stopping: handoff.signal,
     ...options.deps,
   };
   const worker = await createWorker(deps, {
@@ -55,6 +59,7 @@ export async function startWorker(
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     tracing: options.tracing,
+    shutdownGraceMs: options.shutdownGraceMs,
   });
   const running = worker.run();
   return {
@@ -62,7 +67,7 @@ export async function startWorker(
     connection,
     deps,
     async stop() {
-      worker.shutdown();
+      stopWorker(worker, handoff, options.shutdownGraceMs);
       await running;
       await connection.close();
       await notifications.close();

@@ -31,7 +31,8 @@ export const MODEL_STEP = {
  * the next of those beats. A cancel reaches the step sooner another way: the statement recording it
  * notifies the worker, which stops the model call at once (activities/agent.ts). A worker that dies
  * mid-step is noticed when its workflow task times out (10 s, sooner than MODEL_STEP's 30 s
- * heartbeat timeout), and the step runs again on another. MODEL_STEP's time and retries: every wait
+ * heartbeat timeout), and the step runs again on another; one asked to stop hands the step over, as
+ * a MODEL_STEP activity, when its grace ends (agentStep). MODEL_STEP's time and retries: every wait
  * between attempts (at most 30 s) is under the SDK's local retry threshold (1 minute), so the
  * attempts run in the worker without a timer in the history.
  */

@@ -91,7 +91,9 @@ export type AgentStepResult =
   | { kind: 'other' }
   | { kind: 'missing' }
   /** The model asked for tools; with `waitpointId`, the plan now waits for approval. */
-  | { kind: 'tools'; reply: ModelReply; waitpointId?: string };
+  | { kind: 'tools'; reply: ModelReply; waitpointId?: string }
+  /** A local step's worker is stopping: the step runs again, as an activity task, on another. */
+  | { kind: 'handoff' };
 
 /** What goes before a new step's text: the earlier steps' text and a paragraph break, if any. */
 export function textPrefix(soFar: string): string {

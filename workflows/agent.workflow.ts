@@ -193,18 +193,23 @@ class Turn {
       this.live.step = step;
       this.report('RUNNING', modelStepActivity(step));
       const runner = this.local.localSteps ? localSteps : steps;
-      const result = await runner.agentStep.executeWithOptions({ summary: modelStepActivity(step) }, [
-        {
-          runId: this.input.runId,
-          step,
-          textSoFar: this.text,
-          contentBlocks: this.contentBlocks,
-          turnMessages: this.messages,
-          ...(planApproved
-            ? {}
-            : { planWaitpoint: { id: uuid4(), timeoutMs: this.input.planApprovalTimeoutMs } }),
-        },
-      ]);
+      const options = { summary: modelStepActivity(step) };
+      const stepInput = {
+        runId: this.input.runId,
+        step,
+        textSoFar: this.text,
+        contentBlocks: this.contentBlocks,
+        turnMessages: this.messages,
+        ...(planApproved
+          ? {}
+          : { planWaitpoint: { id: uuid4(), timeoutMs: this.input.planApprovalTimeoutMs } }),
+      };
+      let result = await runner.agentStep.executeWithOptions(options, [stepInput]);
+      // The worker running the local step is stopping: any other worker takes the step from the
+      // task queue at once, instead of after this workflow task's timeout. (An activity task
+      // never hands off, so this runs once.)
+      while (result.kind === 'handoff')
+        result = await steps.agentStep.executeWithOptions(options, [stepInput]);
       if (result.kind === 'ended') return { ended: result };
       if (result.kind === 'other') return { skipped: true };
       if (result.kind === 'missing') return { missing: true };

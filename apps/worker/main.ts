@@ -14,7 +14,7 @@ import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createModelProvider } from '../../core/model';
 import { startWorkerHttp } from './http';
-import { createWorker } from './worker';
+import { createWorker, stopWorker } from './worker';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     logger,
     channels: ['run_cancels'],
   });
+  const handoff = new AbortController();
   const worker = await createWorker(
     {
       config,
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
       http: createGuardedHttp(config),
       model: createModelProvider(config),
       notifications,
+      stopping: handoff.signal,
     },
     {
       connection,
@@ -76,13 +78,13 @@ async function main(): Promise<void> {
     await db.close();
     await tracing?.shutdown();
   });
-  // A stop ends polling, then waits for the activities in flight: each finishes within
+  // A stop ends polling, then waits for the work in flight: an activity finishes within
   // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
-  // instead of after its heartbeat timeout.
+  // instead of after its heartbeat timeout; a local model step hands its run over (stopWorker).
   onShutdown(async () => {
     if (worker.getState() === 'RUNNING') {
       logger.info({ graceMs: config.SHUTDOWN_GRACE }, 'worker stopping');
-      worker.shutdown();
+      stopWorker(worker, handoff, config.SHUTDOWN_GRACE);
     }
     await finished;
   });

@@ -111,3 +111,14 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
         }),
   });
 }
+
+/**
+ * Stops a worker as SIGTERM does: polling ends at once, and the work in flight gets `graceMs` to
+ * finish. Then the SDK cancels activity tasks (Temporal retries them elsewhere), and `handoff` is
+ * aborted for what the SDK never cancels, a local model step, which hands its run to another
+ * worker (activities/agent.ts). Without `graceMs` the stop waits for everything in flight.
+ */
+export function stopWorker(worker: Worker, handoff: AbortController, graceMs: number | undefined): void {
+  worker.shutdown();
+  if (graceMs !== undefined) setTimeout(() => handoff.abort(), graceMs).unref();
+}
