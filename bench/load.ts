@@ -157,12 +157,16 @@ export async function serviceLoad(
   const client = service.client(bench.user);
   const groups = { ...(await stackProcesses()), gateway: service.gateway.pid, worker: service.worker.pid };
   const out: LoadRows = { rows: [], tables: [], data: {} };
-  const memory: Record<string, { gatewayMiB: number; workerMiB: number }> = {};
-  const rss = async () => {
+  const memory: Record<string, Memory> = {};
+  const rss = async (): Promise<Memory> => {
     const mib = (b: number) => Math.round(b / 2 ** 20);
+    const gateway = await service.gateway.memoryBytes();
+    const worker = await service.worker.memoryBytes();
     return {
-      gatewayMiB: mib(await service.gateway.rssBytes()),
-      workerMiB: mib(await service.worker.rssBytes()),
+      gatewayMiB: mib(gateway.rss),
+      workerMiB: mib(worker.rss),
+      gatewayHeapMiB: mib(gateway.heapUsed),
+      workerHeapMiB: mib(worker.heapUsed),
     };
   };
   // Each client has a chat of its own, and sends its next turn into it once the last has ended.
@@ -260,10 +264,17 @@ export async function serviceLoad(
       data: memory,
     });
     out.tables.push({
-      title: 'resident memory of the gateway and worker processes (the memory row)',
+      title:
+        'resident memory of the gateway and worker processes (the memory row), and their live heap after the same full collection',
       markdown: markdownTable(
-        ['moment', 'gateway MiB', 'worker MiB'],
-        Object.entries(memory).map(([k, v]) => [k, String(v.gatewayMiB), String(v.workerMiB)]),
+        ['moment', 'gateway MiB', 'worker MiB', 'gateway heap MiB', 'worker heap MiB'],
+        Object.entries(memory).map(([k, v]) => [
+          k,
+          String(v.gatewayMiB),
+          String(v.workerMiB),
+          String(v.gatewayHeapMiB),
+          String(v.workerHeapMiB),
+        ]),
       ),
     });
     out.data.memoryMiB = memory;
@@ -402,6 +413,14 @@ async function until(stack: TestStack, runIds: string[], state: 'WAITING' | 'END
   }
 }
 
+/** One reading of the memory row: resident memory (what the row compares) and live heap, in MiB. */
+interface Memory {
+  gatewayMiB: number;
+  workerMiB: number;
+  gatewayHeapMiB: number;
+  workerHeapMiB: number;
+}
+
 const signed = (n: number) => (n < 0 ? `${n}` : `+${n}`);
 
 /**
@@ -411,7 +430,7 @@ const signed = (n: number) => (n < 0 ? `${n}` : `+${n}`);
  * round 1's 1,000 waiting runs, while round 1's came before any: only peaks compare like with
  * like. A leak raises each round's peak above the one before.
  */
-function memoryGrowth(memory: Record<string, { gatewayMiB: number; workerMiB: number }>) {
+function memoryGrowth(memory: Record<string, Memory>) {
   const peak = (round: string, proc: 'gatewayMiB' | 'workerMiB') =>
     Math.max(
       ...Object.entries(memory)

@@ -9,7 +9,8 @@ export interface ServiceProcess {
   name: string;
   pid: number;
   /** Resident set size of the process, from /proc, right after a full garbage collection. */
-  rssBytes(): Promise<number>;
+  /** Resident memory and live heap, read after a full collection. */
+  memoryBytes(): Promise<{ rss: number; heapUsed: number }>;
   /** Sends `message` with a fresh id and resolves with the process's reply carrying that id. */
   request<T>(message: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
@@ -84,13 +85,15 @@ export async function startProcess(
   return {
     name,
     pid,
-    async rssBytes() {
-      const collected = reply<void>((m) => m === 'gc-done');
+    async memoryBytes() {
+      const collected = reply<{ heapUsedBytes: number }>(
+        (m) => typeof m === 'object' && m !== null && (m as { gcDone?: unknown }).gcDone === true,
+      );
       child.send('gc');
-      await collected;
+      const { heapUsedBytes } = await collected;
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
       const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-      return Number(kb) * 1024;
+      return { rss: Number(kb) * 1024, heapUsed: heapUsedBytes };
     },
     async request<T>(message: Record<string, unknown>) {
       const id = ++nextId;

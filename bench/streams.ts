@@ -32,10 +32,10 @@ export async function streamsRow(bench: Bench, streams: number): Promise<Row> {
       await reader.read();
     };
     await open();
-    const before = await service.gateway.rssBytes();
+    const before = (await service.gateway.memoryBytes()).rss;
     for (let i = 0; i < streams; i += 100)
       await Promise.all(Array.from({ length: Math.min(100, streams - i) }, open));
-    const after = await service.gateway.rssBytes();
+    const after = (await service.gateway.memoryBytes()).rss;
     const kib = (after - before) / 1024 / streams;
     return {
       key: 'streams',
