@@ -450,7 +450,10 @@ describe('faults (real processes)', function () {
     let account: Account;
 
     before(async () => {
-      env = appEnv(infra, { SEND_RATE_LIMIT_PER_MINUTE: '8' });
+      // A paced model keeps the race's winner active while the other sends arrive: an unpaced
+      // local turn can end (tens of ms) before the last of eight sends over two gateways is
+      // admitted, which then rightly starts the chat's next run.
+      env = appEnv(infra, { SEND_RATE_LIMIT_PER_MINUTE: '8', LOCAL_MODEL_PACE: '300ms' });
       gateways = [await startGateway(env), await startGateway(env)];
       for (const g of gateways) track(g.process);
       track(await startWorker(env));
