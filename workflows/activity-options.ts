@@ -34,7 +34,9 @@ export const MODEL_STEP = {
  * heartbeat timeout), and the step runs again on another; one asked to stop hands the step over, as
  * a MODEL_STEP activity, when its grace ends (agentStep). MODEL_STEP's time and retries: every wait
  * between attempts (at most 30 s) is under the SDK's local retry threshold (1 minute), so the
- * attempts run in the worker without a timer in the history.
+ * attempts run in the worker without a timer in the history. The SDK leaves each failed attempt's
+ * 5-minute timer running (sdk-rust #1454), and one firing during a later attempt cuts it short; with
+ * MODEL_TIMEOUT at its 60 s, all four attempts and their waits (about 254 s) end before that.
  */
 export const MODEL_STEP_LOCAL = {
   startToCloseTimeout: MODEL_STEP.startToCloseTimeout,
