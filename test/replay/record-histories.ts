@@ -12,6 +12,7 @@ import { createTestUser } from '../../testkit/users';
 import { startGateway } from '../../testkit/gateway';
 import { stopTestStack, testStack } from '../../testkit/stack';
 import { quadrantImage, startMediaServer } from '../support/fake-providers';
+import { ScriptedModel } from '../support/scripted-model';
 import { waitFor } from '../support/wait';
 import { startWorker } from '../../testkit/worker';
 
@@ -280,6 +281,35 @@ async function main(): Promise<void> {
         const history = await show(t.chatId);
         await lateWorker.stop();
         await lateGateway.close();
+        return history;
+      },
+    ],
+    [
+      // The worker running the step is asked to stop: at its grace's end the step goes, as an
+      // activity task, to another worker (v6's handoff).
+      'stopped-mid-step',
+      async () => {
+        const own = stack.config({ ...settings, TEMPORAL_TASK_QUEUE: `record-stop-${randomUUID()}` });
+        const ownGateway = await startGateway({ config: own });
+        const held = new ScriptedModel([{ text: 'Never finished here.', toolCalls: [] }]);
+        held.holdAfterFirstHalf();
+        const stopping = await startWorker({ config: own, deps: { model: held }, shutdownGraceMs: 200 });
+        const t = (await call(
+          'POST',
+          '/api/v1/completions',
+          { text: 'hello' },
+          user.bearer,
+          ownGateway.url,
+        )) as {
+          chatId: string;
+        };
+        await waitFor(async () => (held.calls.length > 0 ? true : undefined), { what: 'the held step' });
+        const finishing = new ScriptedModel([{ text: 'Finished here.', toolCalls: [] }]);
+        const taking = await startWorker({ config: own, deps: { model: finishing } });
+        await stopping.stop();
+        const history = await show(t.chatId);
+        await taking.stop();
+        await ownGateway.close();
         return history;
       },
     ],

@@ -19,6 +19,7 @@ const PATHS = [
   'cancelled-mid-step',
   'cancelled-at-once',
   'cancelled-before-start',
+  'stopped-mid-step',
   'failed',
   'tool-call',
   'crop-call',
