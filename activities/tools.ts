@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AppError } from '../core/errors/app-error';
 import { isFailureType, permanentFailure } from '../core/errors/failures';
 import { toolCallDuration } from '../core/metrics/worker';
+import { faultPoint } from '../core/process/fault';
 import type { ToolResult } from '../core/schemas/events';
 import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
@@ -108,14 +109,15 @@ export function createToolsActivities(deps: ActivityDeps) {
         durationMs: Date.now() - started,
         providerRunId: outcome.providerRunId,
       };
-      const deliveries = await recordToolSuccess(pool, {
+      const recorded = await recordToolSuccess(pool, {
         toolCallId: input.toolCallId,
         userId: input.userId,
         result,
       });
-      if (deliveries) {
-        await startDeliveries(starter, deliveries);
-        return result;
+      if (recorded) {
+        await startDeliveries(starter, recorded.deliveries);
+        await faultPoint(deps.config, 'tool-recorded', { toolCallId: input.toolCallId });
+        return recorded.result;
       }
       // Another attempt finished first, or the run ended the call meanwhile: the row has the word.
       const now = await readToolCall(pool, input.toolCallId);

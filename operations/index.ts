@@ -19,11 +19,11 @@ export type { Caller, OperationDeps } from './deps';
  * typed result or the AppError it throws; none holds logic of its own.
  */
 export function createOperations(deps: OperationDeps) {
-  // The one LISTEN connection of the process: run streams, remembered polls and API keys.
+  // The one LISTEN connection of the process: run streams, remembered polls, API keys, tool calls.
   const hub = createNotificationHub({
     url: deps.config.DATABASE_URL,
     logger: deps.logger,
-    channels: ['run_events', 'api_keys'],
+    channels: ['run_events', 'api_keys', 'tool_calls'],
   });
   const runs = createRunsOperations(deps, hub);
   return {
@@ -31,7 +31,7 @@ export function createOperations(deps: OperationDeps) {
     oauth: createOAuthOperations(deps),
     chats: createChatsOperations(deps, runs),
     runs,
-    tools: createToolsOperations(deps),
+    tools: createToolsOperations(deps, hub),
     uploads: createUploadsOperations(deps),
     webhooks: createWebhooksOperations(deps),
     files: createFilesOperations(deps),

@@ -4,9 +4,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError, type ErrorCode } from '../core/errors/app-error';
 import { isFailureType } from '../core/errors/failures';
-import type { ToolResult } from '../core/schemas/events';
+import { toolResultSchema, type ToolResult } from '../core/schemas/events';
 import type { Config } from '../core/config/config';
-import { selectToolAllowance } from '../core/tools/calls';
+import type { NotificationHub } from '../core/db/notification-hub';
+import { readToolCall, selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import { startToolCall, starterOf } from '../workflows/client';
 import type { Caller, OperationDeps } from './deps';
@@ -53,7 +54,30 @@ export interface ToolRequest {
 }
 
 /** The three media tools, called directly and blocking. */
-export function createToolsOperations(deps: OperationDeps) {
+export function createToolsOperations(deps: OperationDeps, hub: NotificationHub) {
+  /**
+   * The call's result as soon as its row records the success (the statement that does notifies
+   * `tool_calls`), rather than once the workflow task that ran it completes and Temporal's long
+   * poll of the history answers: a few ms of Temporal round trips off a crop. The row is the
+   * result the workflow returns. A failure is left to the workflow's own answer, whose failure
+   * type names the error; so is a call whose row settled before this listened (a retried key).
+   */
+  const succeeded = (toolCallId: string) => {
+    let stop = () => {};
+    const result = new Promise<ToolResult>((resolve) => {
+      stop = hub.subscribe('tool_calls', toolCallId, () => {
+        // A read that fails changes nothing: the workflow's result still answers.
+        readToolCall(deps.db.pool, toolCallId).then(
+          (call) => {
+            if (call?.status === 'SUCCEEDED' && call.result) resolve(call.result);
+          },
+          () => undefined,
+        );
+      });
+    });
+    return { result, stop: () => stop() };
+  };
+
   /**
    * Runs one tool call as its own workflow and waits for it within TOOL_ROUTE_TIMEOUT. Past the
    * window the workflow is cancelled (its provider job with it) and the answer is 504 TIMEOUT;
@@ -74,28 +98,39 @@ export function createToolsOperations(deps: OperationDeps) {
     // and is not charged again.
     const toolCallId = keyed ? keyedId('callTool', caller.userId, keyed) : randomUUID();
     addLogContext({ toolCallId });
-    const handle = await startToolCall(starterOf(deps), {
-      toolCallId,
-      toolName: name,
-      input,
-      userId: caller.userId,
-      via: caller.via,
-    });
+    // Listening before the start, so the success cannot be recorded before anyone listens.
+    const success = succeeded(toolCallId);
+    const longPoll = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
     });
     try {
-      const outcome = await Promise.race([handle.result(), timedOut]);
+      const handle = await startToolCall(starterOf(deps), {
+        toolCallId,
+        toolName: name,
+        input,
+        userId: caller.userId,
+        via: caller.via,
+      });
+      const outcome = await Promise.race([
+        deps.temporal.connection.withAbortSignal(longPoll.signal, () => handle.result()),
+        success.result,
+        timedOut,
+      ]);
       if (outcome === 'timeout') {
         await handle.cancel().catch((err: Error) => deps.logger.warn({ err }, 'tool call cancel failed'));
         throw new AppError('TIMEOUT', 'The tool did not finish in time.');
       }
-      return outcome;
+      // Both answers are the row's result; parsed, its fields come in the documented order.
+      return toolResultSchema.parse(outcome);
     } catch (err) {
       throw toAppError(err, deps.config);
     } finally {
       clearTimeout(timer);
+      success.stop();
+      // The row answered first: the history's long poll is not waited for.
+      longPoll.abort();
     }
   };
   return {

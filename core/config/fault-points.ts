@@ -11,6 +11,8 @@ export const FAULT_POINTS = [
   'webhook-answered',
   /** An object's bytes are on local disk, not yet renamed into place (worker, local storage). */
   'storage-put',
+  /** A tool call's success is recorded (and its deliveries started), its workflow not yet told (worker). */
+  'tool-recorded',
 ] as const;
 
 export type FaultPoint = (typeof FAULT_POINTS)[number];

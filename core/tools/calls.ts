@@ -134,15 +134,17 @@ export async function markToolCallFailed(pool: Pool, toolCallId: string, error: 
 /**
  * RUNNING → SUCCEEDED with its result, its one charge (keyed by the call) and its tool.completed
  * event, in one statement: a call is charged, and announced, exactly when it succeeded, even if its
- * run is cancelled right after. Null when the call had stopped RUNNING meanwhile (another attempt
- * finished it, or its run ended and closed it): nothing is charged then.
+ * run is cancelled right after. Answers the result as the row holds it (every reader of the call
+ * then sees the same object, keys in the same order), and the deliveries to start. Null when the
+ * call had stopped RUNNING meanwhile (another attempt finished it, or its run ended and closed
+ * it): nothing is charged then.
  */
 export async function recordToolSuccess(
   pool: Pool,
   input: { toolCallId: string; userId: string; result: ToolResult },
-): Promise<RecordedDelivery[] | null> {
+): Promise<{ result: ToolResult; deliveries: RecordedDelivery[] } | null> {
   const { result } = input;
-  const { rows } = await pool.query<{ deliveries: DeliveryRow[] }>({
+  const { rows } = await pool.query<{ result: ToolResult; deliveries: DeliveryRow[] }>({
     name: 'tool-call-succeeded',
     text: `WITH done AS (
              UPDATE "ToolCall" SET status = 'SUCCEEDED', result = $2::jsonb, "providerRunId" = $3, "creditCost" = $4,
@@ -161,7 +163,7 @@ export async function recordToolSuccess(
              data: `s.result || jsonb_build_object('toolCallId', s.id)
                     || jsonb_strip_nulls(jsonb_build_object('chatId', s."chatId", 'runId', s."runId"))`,
            })}
-           SELECT ${deliveriesColumn('announced')} AS deliveries FROM done`,
+           SELECT done.result, ${deliveriesColumn('announced')} AS deliveries FROM done`,
     values: [
       input.toolCallId,
       JSON.stringify(result),
@@ -172,5 +174,5 @@ export async function recordToolSuccess(
     ],
   });
   const row = rows[0];
-  return row ? toRecorded(input.userId, row.deliveries) : null;
+  return row ? { result: row.result, deliveries: toRecorded(input.userId, row.deliveries) } : null;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { createTemporalClient } from '../../core/temporal/connection';
+import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
 import { waitFor } from '../support/wait';
 import {
   appEnv,
@@ -237,6 +238,59 @@ describe('faults (real processes)', function () {
     );
     await gateway.kill();
     await worker.kill();
+  });
+
+  it('answers a crop whose worker dies right after recording it, and charges it once', async () => {
+    const env = appEnv(infra);
+    // The worker holds each call just after its success is recorded, and is killed there.
+    const doomed = track(await startWorker({ ...env, FAULT_PAUSE_AT: 'tool-recorded' }));
+    const gateway = await startGateway(env);
+    track(gateway.process);
+    const account = await signUp(gateway.url);
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#37a' } })
+      .png()
+      .toBuffer();
+    const image = await startImageServer(png);
+    try {
+      // Answered while the worker still holds the call: from its recorded row, not its workflow.
+      const res = await fetch(`${gateway.url}/api/v1/tools/crop_image`, {
+        method: 'POST',
+        headers: { ...account.bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ image_url: image.url, x: 0, y: 0, width: 20, height: 10 }),
+      });
+      assert.equal(res.status, 200);
+      const result = (await res.json()) as { providerRunId: string; creditCost: string };
+      await doomed.waitForLine(/fault point reached: tool-recorded/);
+      await doomed.kill('SIGKILL');
+
+      // Another worker takes the call's workflow over once its task times out, and finds it done.
+      const worker = track(await startWorker(env));
+      const { rows } = await infra.pool.query<{ id: string; status: string; charges: number }>(
+        `SELECT t.id, t.status, (SELECT count(*)::int FROM "CreditLedgerEntry" l WHERE l."toolCallId" = t.id) AS charges
+           FROM "ToolCall" t WHERE t."providerRunId" = $1`,
+        [result.providerRunId],
+      );
+      const call = rows[0];
+      assert.ok(call);
+      const { client, connection } = createTemporalClient({
+        address: infra.temporalAddress,
+        namespace: 'default',
+      });
+      try {
+        const ended = await client.workflow.getHandle(toolCallWorkflowId(call.id)).result();
+        assert.deepEqual(ended, result, 'the workflow ends with the answer given');
+      } finally {
+        await connection.close();
+      }
+      assert.deepEqual(
+        { status: call.status, charges: call.charges },
+        { status: 'SUCCEEDED', charges: 1 },
+        'recorded and charged once',
+      );
+      await worker.kill();
+    } finally {
+      await image.close();
+    }
   });
 
   it('goes on when the Temporal server restarts mid-run; /readyz says 503, then 200', async () => {

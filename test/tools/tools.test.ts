@@ -25,7 +25,7 @@ import {
   startMediaServer,
 } from '../support/fake-providers';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
-import { testStack } from '../../testkit/stack';
+import { testStack, type TestStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
 type Media = Awaited<ReturnType<typeof startMediaServer>>;
@@ -40,9 +40,10 @@ describe('tool routes', function () {
   let media: Media;
   let prediction: Prediction;
   let user: TestUser;
+  let stack: TestStack;
 
   before(async () => {
-    const stack = await testStack();
+    stack = await testStack();
     storageDir = await mkdtemp(path.join(tmpdir(), 'tools-test-'));
     media = await startMediaServer();
     prediction = await startFakePredictionServer({ pollsBeforeDone: 3 });
@@ -128,20 +129,20 @@ describe('tool routes', function () {
       }
     });
 
-    it("runs on the worker inside the call's one workflow task (a local activity), named for operators", async () => {
-      const res = await post(gateway, 'crop_image', {
-        image_url: imageUrl,
-        x: 0,
-        y: 0,
-        width: 10,
-        height: 10,
-      });
+    /** A 10×10 crop of the image's corner through `gw`, answered 200: its call, and the call's workflow. */
+    const cropCorner = async (gw: TestGateway) => {
+      const res = await post(gw, 'crop_image', { image_url: imageUrl, x: 0, y: 0, width: 10, height: 10 });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const call = await latestCall();
-      const { temporal } = await testStack();
-      const history = await temporal.client.workflow
-        .getHandle(toolCallWorkflowId(call?.id ?? ''))
-        .fetchHistory();
+      const handle = stack.temporal.client.workflow.getHandle(toolCallWorkflowId(call?.id ?? ''));
+      return { res, call, handle };
+    };
+
+    it("runs on the worker inside the call's one workflow task (a local activity), named for operators", async () => {
+      const { call, handle } = await cropCorner(gateway);
+      // The route answers once the call's row records its success, before its workflow ends.
+      await handle.result();
+      const history = await handle.fetchHistory();
       const events = history.events ?? [];
       assert.equal(
         events.filter((e) => e.activityTaskScheduledEventAttributes).length,
@@ -159,6 +160,28 @@ describe('tool routes', function () {
       assert.equal(crops.length, 1);
       const summary = crops[0]?.userMetadata?.summary?.data;
       assert.equal(JSON.parse(Buffer.from(summary ?? []).toString('utf8')), `crop_image (${call?.id})`);
+    });
+
+    it('answers as soon as the call records its success, without waiting for its workflow to end', async () => {
+      // The worker holds the call right after recording its success: its workflow cannot end
+      // until the hold is over, so an answer that came meanwhile came from the call's row.
+      const held: Config = {
+        ...config,
+        TEMPORAL_TASK_QUEUE: `tools-held-${randomUUID()}`,
+        FAULT_PAUSE_AT: ['tool-recorded'],
+        FAULT_PAUSE_FOR: 5_000,
+      };
+      const heldWorker = await startWorker({ config: held });
+      const heldGateway = await startGateway({ config: held });
+      try {
+        const { res, handle } = await cropCorner(heldGateway);
+        assert.equal((await handle.describe()).status.name, 'RUNNING', 'answered before the workflow ended');
+        // The answer is the workflow's result.
+        assert.deepEqual(res.body, await handle.result());
+      } finally {
+        await heldGateway.close();
+        await heldWorker.stop();
+      }
     });
 
     it('crops by percent, rounding outward', async () => {
