@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, type BigIntStats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config/config';
 import { faultPoint } from '../process/fault';
@@ -68,19 +68,30 @@ export function createLocalStorage(config: Config): ObjectStorage {
       }
       const tmpObject = path.join(tmpDir, stem + randomUUID());
       const tmpMeta = `${tmpObject}.json`;
+      const meta: Meta = { contentType: options.contentType };
+      let renamed = false;
       try {
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(tmpObject));
-        const meta: Meta = { contentType: options.contentType };
-        await writeFile(tmpMeta, JSON.stringify(meta));
+        // Independent file operations at once: each is a trip through libuv's thread pool, and a
+        // tool's output waits on them (a crop's is stored in a few ms rather than six).
+        // All settled before a failure is thrown, so no write lands after the cleanup below.
+        const written = await Promise.allSettled([
+          Buffer.isBuffer(body) ? writeFile(tmpObject, body) : pipeline(body, createWriteStream(tmpObject)),
+          writeFile(tmpMeta, JSON.stringify(meta)),
+          mkdir(path.dirname(objectPath), { recursive: true }),
+          mkdir(path.dirname(metaPath), { recursive: true }),
+        ]);
+        const failed = written.find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
         await faultPoint(config, 'storage-put', { key });
-        await mkdir(path.dirname(objectPath), { recursive: true });
-        await mkdir(path.dirname(metaPath), { recursive: true });
         await rename(tmpMeta, metaPath);
         await rename(tmpObject, objectPath);
-        return { size: (await stat(objectPath)).size };
+        renamed = true;
+        return { size: Buffer.isBuffer(body) ? body.length : (await stat(objectPath)).size };
       } finally {
-        await rm(tmpObject, { force: true });
-        await rm(tmpMeta, { force: true });
+        if (!renamed) {
+          await rm(tmpObject, { force: true });
+          await rm(tmpMeta, { force: true });
+        }
       }
     },
 
