@@ -141,8 +141,14 @@ describe('logs', function () {
       assert.equal(sendLine.userId, userId);
 
       // The worker's lines while it delivered: each attempt names the delivery, its user and its run.
-      const attempts = workerLog.lines().filter((l) => l.msg === 'webhook attempt');
-      assert.ok(attempts.length >= 3, `${attempts.length} attempts logged`);
+      // An attempt is logged once it is recorded, a moment after its receiver had the POST.
+      const attempts = await waitFor(
+        async () => {
+          const lines = workerLog.lines().filter((l) => l.msg === 'webhook attempt');
+          return lines.length >= 3 ? lines : undefined;
+        },
+        { what: 'the three attempts logged' },
+      );
       for (const line of attempts) {
         assert.equal(line.userId, userId, JSON.stringify(line));
         assert.equal(line.chatId, turn.chatId, JSON.stringify(line));
