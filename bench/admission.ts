@@ -3,13 +3,13 @@
  * `pg` transaction inserting the same Chat, Run and Message rows plus one bare workflow start.
  * Every admission leaves its workflow open, which weighs on the server: these rows run last.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { startGateway } from '../testkit/gateway';
+import { bareAdmission } from './bare-admission';
 import type { Bench } from './context';
 import { serviceClient } from './client';
 import { measure, measurePair } from './measure';
 import { latencyRow, type Row } from './report';
-import type { bareStepsWorkflow } from './workflows';
 
 const BOUND = { p50: 1.2, p99: 1.5 };
 
@@ -22,40 +22,7 @@ export async function admissionRows(bench: Bench, samples: { seq: number; conc: 
   const client = serviceClient(gateway.url, user);
   const send = () => client.send({ text: 'hello bench' });
 
-  const bareQueue = `bench-bare-idle-${randomBytes(4).toString('hex')}`;
-  const bareAdmit = async () => {
-    const chatId = randomUUID();
-    const runId = randomUUID();
-    const messageId = randomUUID();
-    const db = await stack.db.pool.connect();
-    try {
-      await db.query('BEGIN');
-      await db.query(
-        `INSERT INTO "Chat" (id, "userId", title, "updatedAt") VALUES ($1, $2, 'bench', now())`,
-        [chatId, user.userId],
-      );
-      await db.query(
-        `INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
-         VALUES ($1, $2, $3, $4, $5, false, $6, now())`,
-        [runId, chatId, user.userId, messageId, randomUUID(), randomBytes(16).toString('hex')],
-      );
-      await db.query(
-        `INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt") VALUES ($1, $2, 'user', $3, $4, now())`,
-        [messageId, chatId, runId, JSON.stringify([{ type: 'text', text: 'hello bench' }])],
-      );
-      await db.query('COMMIT');
-    } catch (err) {
-      await db.query('ROLLBACK');
-      throw err;
-    } finally {
-      db.release();
-    }
-    await bench.temporal.client.workflow.start<typeof bareStepsWorkflow>('bareStepsWorkflow', {
-      taskQueue: bareQueue,
-      workflowId: `bench-${runId}`,
-      args: [1],
-    });
-  };
+  const bareAdmit = bareAdmission(bench);
 
   try {
     console.log('bench: admission warm-up…');

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import sharp from 'sharp';
 import { closedLoop, type ClosedLoop } from './measure';
 import type { BareActivities, bareStepsWorkflow } from './workflows';
 
@@ -19,6 +20,15 @@ const activities: BareActivities = {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     await res.arrayBuffer();
     if (!res.ok) throw new Error(`receiver answered ${res.status}`);
+  },
+  crop: async (url, rect) => {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`image server answered ${res.status}`);
+    const out = await sharp(Buffer.from(await res.arrayBuffer()))
+      .extract(rect)
+      .jpeg()
+      .toBuffer();
+    return out.length;
   },
 };
 

@@ -105,6 +105,8 @@ export interface ServiceProcesses {
   gateway: ServiceProcess;
   worker: ServiceProcess;
   taskQueue: string;
+  /** The gateway's base URL. */
+  url: string;
   /** The service's API as `user` calls it. */
   client(user: TestUser): ServiceClient;
   stop(): Promise<void>;
@@ -153,6 +155,7 @@ export async function startServiceProcesses(bench: Bench): Promise<ServiceProces
     gateway,
     worker,
     taskQueue,
+    url: `http://127.0.0.1:${port}`,
     client: (user) => serviceClient(`http://127.0.0.1:${port}`, user),
     async stop() {
       await gateway.stop();

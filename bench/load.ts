@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestStack } from '../testkit/stack';
 import type { BareStack } from './bare';
+import { bareAdmission } from './bare-admission';
 import { isTerminal, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
 import { cpuBetween, sampleCpu, stackProcesses, type CpuWindow } from './cpu';
@@ -178,7 +179,11 @@ export async function serviceLoad(
   };
 
   let idleSend: Figures | undefined;
+  let idleFloor: Figures | undefined;
   const idleSamples: TurnSample[] = [];
+  // The send row's reading aid: a bare admission (bare-admission.ts), idle and under the same load.
+  // Its workflows time out, so none is left open under the rows after it.
+  const bareAdmit = bareAdmission(bench, { workflowTimeout: '10s' });
   if (selection.has('send')) {
     console.log(`bench: idle send, ${options.idleSends} turns one after the other…`);
     const turn = turnOf(client, options, idleSamples);
@@ -188,6 +193,8 @@ export async function serviceLoad(
     const started = performance.now();
     await measure(() => turn(chatId), options.idleSends, 1);
     idleSend = sendFigures(idleSamples, (performance.now() - started) / 1000, 1);
+    await measure(bareAdmit, 5, 1);
+    idleFloor = await measure(bareAdmit, options.idleSends, 1);
   }
 
   if (selection.has('sustained', 'cpu', 'memory')) {
@@ -231,18 +238,35 @@ export async function serviceLoad(
     console.log(`bench: sustained load (round 2), ${options.chats + 1} chats…`);
     const samples: TurnSample[] = [];
     const lanes = lanesOf(samples, options.chats + 1);
-    const round = await measureWindow(lanes, groups, options);
+    // Beside the lanes, one client admitting bare sends back to back, timed alike.
+    const floorSamples: { at: number; ms: number }[] = [];
+    let floorRunning = idleFloor !== undefined;
+    const floorLane = (async () => {
+      while (floorRunning) {
+        const started = performance.now();
+        await bareAdmit();
+        floorSamples.push({ at: performance.now(), ms: performance.now() - started });
+      }
+    })();
+    const round = await measureWindow(lanes, groups, options).finally(() => (floorRunning = false));
+    await floorLane;
     const busySamples = samples.filter((s) => lanes.inWindow(s.at));
     const busy = sendFigures(busySamples, round.cpu.seconds, options.chats + 1);
     out.data.round2 = { service: round, send: busy };
-    if (idleSend && selection.has('send')) {
+    if (idleSend && idleFloor && selection.has('send')) {
       const row = latencyRow('send', `send while ${options.chats} turns execute`, busy, idleSend, {
         p50: MAX_BUSY_SEND_RATIO,
       });
       const withId = (samples: TurnSample[]) =>
         `${Math.round((100 * samples.filter((s) => s.started).length) / Math.max(1, samples.length))}% with triggerRunId`;
+      const floorRec = recorder();
+      for (const f of floorSamples) if (lanes.inWindow(f.at)) floorRec.add(f.ms);
+      const busyFloor = floorRec.figures(round.cpu.seconds * 1000, 1);
       row.service += `; ${withId(busySamples)}`;
       row.baseline += ` idle; ${withId(idleSamples)}`;
+      // Not a target: how much the same load slows the least a send can be.
+      row.ratio += `; bare admission ${fmt(busyFloor.p50, 1)} / ${fmt(idleFloor.p50, 1)} = ${fmt(busyFloor.p50 / idleFloor.p50, 2)}x`;
+      row.data = { ...(row.data as object), bareAdmission: { idle: idleFloor, underLoad: busyFloor } };
       out.rows.push(row);
     }
     if (selection.has('memory')) memory['after sustained load (round 2)'] = await rss();
