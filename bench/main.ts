@@ -3,7 +3,7 @@
  * same run on the same servers. `npm run bench -- --rows=sustained,cpu` (or BENCH_ROWS) measures
  * some rows only. See bench/README.md for every row, its baseline and how to read the table.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
@@ -182,10 +182,23 @@ async function main(): Promise<void> {
   };
   const dir = path.join(__dirname, 'results');
   await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, `${name}.json`), JSON.stringify(out, null, 2) + '\n');
-  console.log(`\nwrote bench/results/${name}.json in ${out.durationSeconds.toFixed(0)} s`);
+  const file = await freshFile(dir, name);
+  await writeFile(path.join(dir, file), JSON.stringify(out, null, 2) + '\n');
+  console.log(`\nwrote bench/results/${file} in ${out.durationSeconds.toFixed(0)} s`);
   await stopTestStack();
   await stopEngine?.();
+}
+
+/** `<name>.json`, or `<name>-2.json`, `-3`… when a run of the same day and rows wrote it already. */
+async function freshFile(dir: string, name: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const file = n === 1 ? `${name}.json` : `${name}-${n}.json`;
+    try {
+      await access(path.join(dir, file));
+    } catch {
+      return file;
+    }
+  }
 }
 
 main().then(
