@@ -62,8 +62,8 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
    * result the workflow returns. A failure is left to the workflow's own answer, whose failure
    * type names the error; so is a call whose row settled before this listened (a retried key).
    */
-  const succeeded = (toolCallId: string) => {
-    let stop = () => {};
+  const succeeded = (toolCallId: string): { result: Promise<ToolResult>; stop: () => void } => {
+    let stop!: () => void;
     const result = new Promise<ToolResult>((resolve) => {
       stop = hub.subscribe('tool_calls', toolCallId, () => {
         // A read that fails changes nothing: the workflow's result still answers.
@@ -75,7 +75,7 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
         );
       });
     });
-    return { result, stop: () => stop() };
+    return { result, stop };
   };
 
   /**

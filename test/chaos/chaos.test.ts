@@ -4,7 +4,6 @@ import { mkdir, mkdtemp, open, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import type { FaultPoint } from '../../core/config/fault-points';
 import { startMinio, type MinioServer } from '../support/minio';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
@@ -459,10 +458,7 @@ describe(`chaos (real processes, SIGKILL at random and at the worst moments)${EN
     const receiver = (up.receiver = await startReceiverProcess(path.join(up.dir, 'receiver.log'), SEED));
     const account = await signUp(topology.url(0) as string);
     await subscribe(topology.url(0) as string, account, receiver.url);
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#5a3' } })
-      .png()
-      .toBuffer();
-    image = await startImageServer(png);
+    image = await startImageServer({ width: 64, height: 48, background: '#5a3' });
     world = {
       infra,
       postgresProxy,

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { get as httpGet } from 'node:http';
-import sharp from 'sharp';
 import { liveProcess } from '../../core/process/procfs';
 import { send, signUp, startImageServer, startReceiver, subscribe, type Account } from '../faults/support';
 import { waitFor } from '../support/wait';
@@ -58,10 +57,7 @@ describe('the cluster topology (npm run start:cluster)', function () {
     account = await signUp(cluster.url);
     receiver = await startReceiver();
     await subscribe(cluster.url, account, receiver.url);
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#37a' } })
-      .png()
-      .toBuffer();
-    image = await startImageServer(png);
+    image = await startImageServer({ width: 64, height: 48, background: '#37a' });
   });
   after(async () => {
     await receiver?.close();

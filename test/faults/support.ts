@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
+import sharp from 'sharp';
 import { migrate } from '../../core/db/migrator';
 import {
   embeddedPostgresDurable,
@@ -387,7 +388,15 @@ export async function send(
 }
 
 /** A PNG served on loopback for crop turns. */
-export async function startImageServer(png: Buffer): Promise<{ url: string; close(): Promise<void> }> {
+/** Serves one PNG of a plain colour, drawn here, for the tools to fetch. */
+export async function startImageServer(image: {
+  width: number;
+  height: number;
+  background: string;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const png = await sharp({ create: { ...image, channels: 3 } })
+    .png()
+    .toBuffer();
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
   });
