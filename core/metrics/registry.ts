@@ -40,6 +40,18 @@ export const runsAdmitted = new Counter({
   registers: [metrics],
 });
 
+/**
+ * What each admitted send's answer did about its workflow's start (operations/runs/start-pace.ts):
+ * `started`, it waited and carries `triggerRunId`; `timed_out`, it waited and the start did not
+ * answer in time; `skipped`, recent starts were too slow for the wait to be worth making.
+ */
+export const sendStartWaits = new Counter({
+  name: 'agent_send_start_waits_total',
+  help: "Admitted sends by what their answer did about the workflow's start: started, timed_out or skipped.",
+  labelNames: ['outcome'] as const,
+  registers: [metrics],
+});
+
 /** For the live stream: its route counts the streams it holds open here. */
 export const sseStreamsOpen = new Gauge({
   name: 'agent_sse_streams_open',

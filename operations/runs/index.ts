@@ -13,6 +13,8 @@ import type { NotificationHub } from '../../core/db/notification-hub';
 import { weakEtag } from '../../core/hashing/canonical';
 import { createPollMemory } from './poll-memory';
 import { startRun } from './start';
+import { createStartPace } from './start-pace';
+import { sendStartWaits } from '../../core/metrics/registry';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
@@ -21,9 +23,11 @@ import { faultPoint } from '../../core/process/fault';
  * How long a send waits for its workflow to start before it answers without the start's id. An
  * idle Temporal starts one in about 5 ms, so an answer usually carries `triggerRunId`; a busy one
  * does not hold the acknowledgement of a turn that is already durable (bench `send` row: 62 ms at
- * p50 with 50 ms here, 23 ms with 10, 16 ms with none, while 32 turns execute).
+ * p50 with 50 ms here, 23 ms with 10, 16 ms with none, while 32 turns execute). While the recent
+ * starts have not answered within it, the send does not wait at all (see createStartPace).
  */
 const START_WAIT_MS = 10;
+const MISSED = Symbol('start missed the wait');
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
@@ -42,6 +46,7 @@ export interface SendTurnInput {
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
 export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
   const polls = createPollMemory(hub);
+  const pace = createStartPace();
   /**
    * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
    * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
@@ -76,10 +81,19 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     );
     startsInFlight.add(starting);
     void starting.finally(() => startsInFlight.delete(starting));
-    const triggerRunId = await Promise.race([
+    // Every start is timed against the wait, whether or not this send makes it, so the pace
+    // notices at once when Temporal is quick again.
+    const inTime = Promise.race([
       starting,
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), START_WAIT_MS).unref()),
+      new Promise<typeof MISSED>((resolve) => setTimeout(() => resolve(MISSED), START_WAIT_MS).unref()),
     ]);
+    void inTime.then((id) => pace.record(id !== MISSED && id !== null));
+    let triggerRunId: string | null = null;
+    if (pace.worthWaiting()) {
+      const id = await inTime;
+      if (id !== MISSED) triggerRunId = id;
+      sendStartWaits.inc({ outcome: triggerRunId === null ? 'timed_out' : 'started' });
+    } else sendStartWaits.inc({ outcome: 'skipped' });
     return {
       chatId: admitted.run.chatId,
       messageId: admitted.messageId,

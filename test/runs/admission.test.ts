@@ -11,6 +11,8 @@ import { startDispatcher } from '../../operations/runs';
 import { admitTurn } from '../../operations/runs/admission';
 import { createDatabase } from '../../core/db/client';
 import { startRun } from '../../operations/runs/start';
+import { metrics } from '../../core/metrics/registry';
+import { sampleSum } from '../support/prometheus';
 import sharp from 'sharp';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -327,6 +329,52 @@ describe('turn admission', () => {
       } finally {
         await dispatcher.stop();
       }
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
+  });
+
+  it('stops waiting for starts while Temporal answers none in time, and waits again once it does', async () => {
+    const stack = await testStack();
+    const proxy = await startTcpProxy(stack.temporalAddress);
+    const cut = await startGateway({
+      config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}`, MAX_ACTIVE_RUNS_PER_USER: '1000' }),
+      temporalAddress: proxy.address,
+    });
+    const waits = async () => {
+      const text = await metrics.metrics();
+      const of = (outcome: string) => sampleSum(text, 'agent_send_start_waits_total', { outcome });
+      return { started: of('started'), timedOut: of('timed_out'), skipped: of('skipped') };
+    };
+    const sendOne = async () => {
+      const res = await fetch(`${cut.url}/api/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.bearer },
+        body: JSON.stringify({ text: 'how fast is Temporal starting?' }),
+      });
+      assert.equal(res.status, 202);
+      return ((await res.json()) as { triggerRunId: string | null }).triggerRunId;
+    };
+    try {
+      await proxy.down();
+      const before = await waits();
+      for (let i = 0; i < 6; i++) assert.equal(await sendOne(), null);
+      const away = await waits();
+      // Four sends waited in vain; from then on the gateway had the evidence and answered at once.
+      assert.deepEqual(
+        { timedOut: away.timedOut - before.timedOut, skipped: away.skipped - before.skipped },
+        { timedOut: 4, skipped: 2 },
+      );
+      await proxy.up();
+      // Each send's start is still timed against the wait, so the quick starts of a Temporal that
+      // is back bring the wait back, and with it the id in the answer.
+      // (The gateway's connection takes a moment to come back, as in the dispatch test above.)
+      await waitFor(async () => (await sendOne()) ?? undefined, {
+        what: 'an answer carrying triggerRunId after Temporal came back',
+        timeoutMs: 20_000,
+      });
+      assert.ok((await waits()).started > away.started);
     } finally {
       await cut.close();
       await proxy.close();
