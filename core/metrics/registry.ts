@@ -43,11 +43,12 @@ export const runsAdmitted = new Counter({
 /**
  * What each admitted send's answer did about its workflow's start (operations/runs/start-pace.ts):
  * `started`, it waited and carries `triggerRunId`; `timed_out`, it waited and the start did not
- * answer in time; `skipped`, recent starts were too slow for the wait to be worth making.
+ * answer in time; `not_started`, the start failed within the wait (the dispatcher starts the run);
+ * `skipped`, recent starts were too slow for the wait to be worth making.
  */
 export const sendStartWaits = new Counter({
   name: 'agent_send_start_waits_total',
-  help: "Admitted sends by what their answer did about the workflow's start: started, timed_out or skipped.",
+  help: "Admitted sends by what their answer did about the workflow's start: started, timed_out, not_started or skipped.",
   labelNames: ['outcome'] as const,
   registers: [metrics],
 });

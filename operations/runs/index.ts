@@ -20,11 +20,11 @@ import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
 
 /**
- * How long a send waits for its workflow to start before it answers without the start's id. An
- * idle Temporal starts one in about 5 ms, so an answer usually carries `triggerRunId`; a busy one
- * does not hold the acknowledgement of a turn that is already durable (bench `send` row: 62 ms at
- * p50 with 50 ms here, 23 ms with 10, 16 ms with none, while 32 turns execute). While the recent
- * starts have not answered within it, the send does not wait at all (see createStartPace).
+ * How long a send waits for its workflow to start before it answers without the start's id: a
+ * start that comes within it puts `triggerRunId` in the answer; a busy Temporal does not hold the
+ * acknowledgement of a turn that is already durable (bench `send` row: 62 ms at p50 with 50 ms
+ * here, 23 ms with 10, 16 ms with none, while 32 turns execute). While too few recent starts came
+ * within it, a send does not wait at all (see createStartPace).
  */
 const START_WAIT_MS = 10;
 const MISSED = Symbol('start missed the wait');
@@ -46,7 +46,9 @@ export interface SendTurnInput {
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
 export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
   const polls = createPollMemory(hub);
-  const pace = createStartPace();
+  // A start into a chat whose previous execution is still closing waits for that first, so it is
+  // paced apart: a client chaining turns in its chat does not decide for sends into other chats.
+  const paces = { fresh: createStartPace(), afterClosing: createStartPace() };
   /**
    * Queues a turn: the files are stored first and their rows join the turn's one statement, so a
    * refused send (409, 404) deletes them again and leaves nothing behind; then the run's
@@ -87,12 +89,13 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
       starting,
       new Promise<typeof MISSED>((resolve) => setTimeout(() => resolve(MISSED), START_WAIT_MS).unref()),
     ]);
+    const pace = admitted.closingExecution ? paces.afterClosing : paces.fresh;
     void inTime.then((id) => pace.record(id !== MISSED && id !== null));
     let triggerRunId: string | null = null;
     if (pace.worthWaiting()) {
       const id = await inTime;
       if (id !== MISSED) triggerRunId = id;
-      sendStartWaits.inc({ outcome: triggerRunId === null ? 'timed_out' : 'started' });
+      sendStartWaits.inc({ outcome: id === MISSED ? 'timed_out' : id === null ? 'not_started' : 'started' });
     } else sendStartWaits.inc({ outcome: 'skipped' });
     return {
       chatId: admitted.run.chatId,

@@ -14,8 +14,8 @@ const MIN_HIT_SHARE = 0.25;
  * Whether a send's wait for its workflow's start is worth making, on this gateway's evidence: every
  * send records whether its start answered within the wait (whether or not the send waited), and
  * the wait is made only while enough recent starts did. An idle Temporal answers most starts in
- * time, so the answer carries `triggerRunId`; a busy one answers none of them in time, and a send
- * then answers as soon as its turn is durable instead of waiting for an id that will not come.
+ * time, so the answer carries `triggerRunId`; under load none comes in time, and a send then
+ * answers as soon as its turn is durable instead of waiting for an id that is unlikely to come.
  */
 export function createStartPace(now: () => number = Date.now) {
   const outcomes: { at: number; hit: boolean }[] = [];

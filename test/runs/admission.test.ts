@@ -8,7 +8,7 @@ import { createLogger } from '../../core/logging/logger';
 import { memoryStream } from '../support/log-sink';
 import { waitFor } from '../support/wait';
 import { startDispatcher } from '../../operations/runs';
-import { admitTurn } from '../../operations/runs/admission';
+import { admitTurn, type AdmittedTurn } from '../../operations/runs/admission';
 import { createDatabase } from '../../core/db/client';
 import { startRun } from '../../operations/runs/start';
 import { metrics } from '../../core/metrics/registry';
@@ -335,32 +335,71 @@ describe('turn admission', () => {
     }
   });
 
+  /** What the gateways of this process answered about their sends' starts, by outcome. */
+  const startWaits = async () => {
+    const text = await metrics.metrics();
+    const of = (outcome: string) => sampleSum(text, 'agent_send_start_waits_total', { outcome });
+    return { started: of('started'), timedOut: of('timed_out'), skipped: of('skipped') };
+  };
+  // A gateway of its own, so its pace of starts is the test's alone; no worker takes its runs.
+  const pacedGateway = (temporalAddress?: string) =>
+    testStack().then((stack) =>
+      startGateway({
+        config: stack.config({
+          TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}`,
+          MAX_ACTIVE_RUNS_PER_USER: '1000',
+          SEND_RATE_LIMIT_PER_MINUTE: '100000',
+        }),
+        ...(temporalAddress ? { temporalAddress } : {}),
+      }),
+    );
+  const sendTo = async (url: string, body: { text: string; chatId?: string }) => {
+    const res = await fetch(`${url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    return ((await res.json()) as { triggerRunId: string | null }).triggerRunId;
+  };
+
+  /** A plain text turn admitted through the operation itself, as a send admits it. */
+  const admitPlain = (deps: TestGateway['deps'], text: string, chatId?: string) =>
+    admitTurn(deps, {
+      userId: user.userId,
+      via: 'rest',
+      ...(chatId ? { chatId } : {}),
+      text,
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: false,
+    });
+  /**
+   * Starts the admitted run's execution and ends the run (its first step took it, as gateStep
+   * does) while the execution has its last workflow task to come: what a client chaining turns
+   * finds. Answers the execution.
+   */
+  const endWithExecutionOpen = async (deps: TestGateway['deps'], admitted: AdmittedTurn) => {
+    const execution = await startRun(deps, admitted.run, 'admission');
+    assert.ok(execution);
+    const { db } = await testStack();
+    await db.pool.query(
+      `UPDATE "Run" SET status = 'COMPLETE', "triggerRunId" = $2, "finishedAt" = now() WHERE id = $1`,
+      [admitted.run.runId, execution],
+    );
+    return execution;
+  };
+
   it('stops waiting for starts while Temporal answers none in time, and waits again once it does', async () => {
     const stack = await testStack();
     const proxy = await startTcpProxy(stack.temporalAddress);
-    const cut = await startGateway({
-      config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}`, MAX_ACTIVE_RUNS_PER_USER: '1000' }),
-      temporalAddress: proxy.address,
-    });
-    const waits = async () => {
-      const text = await metrics.metrics();
-      const of = (outcome: string) => sampleSum(text, 'agent_send_start_waits_total', { outcome });
-      return { started: of('started'), timedOut: of('timed_out'), skipped: of('skipped') };
-    };
-    const sendOne = async () => {
-      const res = await fetch(`${cut.url}/api/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...user.bearer },
-        body: JSON.stringify({ text: 'how fast is Temporal starting?' }),
-      });
-      assert.equal(res.status, 202);
-      return ((await res.json()) as { triggerRunId: string | null }).triggerRunId;
-    };
+    const cut = await pacedGateway(proxy.address);
+    const sendOne = () => sendTo(cut.url, { text: 'how fast is Temporal starting?' });
     try {
       await proxy.down();
-      const before = await waits();
+      const before = await startWaits();
       for (let i = 0; i < 6; i++) assert.equal(await sendOne(), null);
-      const away = await waits();
+      const away = await startWaits();
       // Four sends waited in vain; from then on the gateway had the evidence and answered at once.
       assert.deepEqual(
         { timedOut: away.timedOut - before.timedOut, skipped: away.skipped - before.skipped },
@@ -374,10 +413,52 @@ describe('turn admission', () => {
         what: 'an answer carrying triggerRunId after Temporal came back',
         timeoutMs: 20_000,
       });
-      assert.ok((await waits()).started > away.started);
+      assert.ok((await startWaits()).started > away.started);
     } finally {
       await cut.close();
       await proxy.close();
+    }
+  });
+
+  it('paces sends into chats whose previous execution is still closing apart from sends into other chats', async () => {
+    const { temporal } = await testStack();
+    const paced = await pacedGateway();
+    const open: { chatId: string; execution: string }[] = [];
+    try {
+      // Five chats whose run has just ended while its execution has not closed (no worker takes
+      // it), as a client chaining turns finds them: a start into one waits for that execution,
+      // well past the send's wait. Set up beside the gateway's sends, so its pace has heard of no
+      // start yet.
+      for (let i = 0; i < 5; i++) {
+        const previous = await admitPlain(paced.deps, 'the previous turn');
+        open.push({
+          chatId: previous.run.chatId,
+          execution: await endWithExecutionOpen(paced.deps, previous),
+        });
+      }
+      const chats = open.map((o) => o.chatId);
+      const before = await startWaits();
+      for (const chatId of chats.slice(0, 4))
+        assert.equal(await sendTo(paced.url, { text: 'next', chatId }), null);
+      assert.equal(await sendTo(paced.url, { text: 'next', chatId: chats[4] }), null);
+      const chained = await startWaits();
+      assert.deepEqual(
+        { timedOut: chained.timedOut - before.timedOut, skipped: chained.skipped - before.skipped },
+        { timedOut: 4, skipped: 1 },
+        'four chained sends waited in vain, and the fifth did not wait',
+      );
+      // A send into a new chat has its own evidence, none yet: it waits.
+      await sendTo(paced.url, { text: 'a new chat' });
+      const fresh = await startWaits();
+      assert.equal(fresh.skipped, chained.skipped, 'the send into a new chat waited for its start');
+      assert.equal(fresh.started + fresh.timedOut, chained.started + chained.timedOut + 1);
+    } finally {
+      // Closed, the executions let the chained sends' starts through, and no dispatcher of a later
+      // test waits on them.
+      await Promise.all(
+        open.map((o) => temporal.client.workflow.getHandle(o.chatId, o.execution).terminate('test over')),
+      );
+      await paced.close();
     }
   });
 
@@ -497,14 +578,7 @@ describe('turn admission', () => {
 
   it('recovers a turn committed without a start (a gateway died in between), starting it exactly once', async () => {
     // The commit happens; the start never does, as if the process died right after COMMIT.
-    const admitted = await admitTurn(gateway.deps, {
-      userId: user.userId,
-      via: 'rest',
-      text: 'orphaned turn',
-      imageUrls: [],
-      attachmentIds: [],
-      planMode: false,
-    });
+    const admitted = await admitPlain(gateway.deps, 'orphaned turn');
     const { db, temporal } = await testStack();
     const dispatchers = [startDispatcher(gateway.deps, 100), startDispatcher(gateway.deps, 100)];
     try {
@@ -540,14 +614,7 @@ describe('turn admission', () => {
   });
 
   it('attaches a retried start to the execution an earlier start created, and waits while a previous run closes', async () => {
-    const admitted = await admitTurn(gateway.deps, {
-      userId: user.userId,
-      via: 'rest',
-      text: 'started twice',
-      imageUrls: [],
-      attachmentIds: [],
-      planMode: false,
-    });
+    const admitted = await admitPlain(gateway.deps, 'started twice');
     const first = await startRun(gateway.deps, admitted.run, 'admission');
     assert.ok(first);
     const { db } = await testStack();
@@ -559,15 +626,7 @@ describe('turn admission', () => {
 
     // The chat's workflow still runs for this run; a later run of the chat must not attach to it.
     await db.pool.query(`UPDATE "Run" SET status = 'COMPLETE' WHERE id = $1`, [admitted.run.runId]);
-    const next = await admitTurn(gateway.deps, {
-      userId: user.userId,
-      via: 'rest',
-      chatId: admitted.run.chatId,
-      text: 'next turn',
-      imageUrls: [],
-      attachmentIds: [],
-      planMode: false,
-    });
+    const next = await admitPlain(gateway.deps, 'next turn', admitted.run.chatId);
     for (const by of ['admission', 'dispatcher'] as const)
       assert.equal(
         await startRun(gateway.deps, next.run, by),
@@ -577,28 +636,11 @@ describe('turn admission', () => {
   });
 
   it('starts a turn sent as the previous run ends once that execution has closed, without a start refused first', async () => {
-    const { db, temporal } = await testStack();
-    const turn = (chatId?: string) =>
-      admitTurn(gateway.deps, {
-        userId: user.userId,
-        via: 'rest',
-        ...(chatId ? { chatId } : {}),
-        text: 'chained',
-        imageUrls: [],
-        attachmentIds: [],
-        planMode: false,
-      });
-    const previous = await turn();
+    const { temporal } = await testStack();
+    const previous = await admitPlain(gateway.deps, 'chained');
     assert.equal(previous.closingExecution, null, 'a new chat has no previous run');
-    const execution = await startRun(gateway.deps, previous.run, 'admission');
-    assert.ok(execution);
-    // Its run has ended (its first step took it, as gateStep does), and its execution has a
-    // workflow task left before it closes.
-    await db.pool.query(
-      `UPDATE "Run" SET status = 'COMPLETE', "triggerRunId" = $2, "finishedAt" = now() WHERE id = $1`,
-      [previous.run.runId, execution],
-    );
-    const next = await turn(previous.run.chatId);
+    const execution = await endWithExecutionOpen(gateway.deps, previous);
+    const next = await admitPlain(gateway.deps, 'chained', previous.run.chatId);
     assert.equal(next.closingExecution, execution, 'the admission names the execution still closing');
 
     // What the start does with Temporal, in order: each start, and each wait on an execution.
