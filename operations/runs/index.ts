@@ -14,20 +14,9 @@ import { weakEtag } from '../../core/hashing/canonical';
 import { createPollMemory } from './poll-memory';
 import { startRun } from './start';
 import { createStartPace } from './start-pace';
-import { sendStartWaits } from '../../core/metrics/registry';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
-
-/**
- * How long a send waits for its workflow to start before it answers without the start's id: a
- * start that comes within it puts `triggerRunId` in the answer; a busy Temporal does not hold the
- * acknowledgement of a turn that is already durable (bench `send` row: 62 ms at p50 with 50 ms
- * here, 23 ms with 10, 16 ms with none, while 32 turns execute). While too few recent starts came
- * within it, a send does not wait at all (see createStartPace).
- */
-const START_WAIT_MS = 10;
-const MISSED = Symbol('start missed the wait');
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
@@ -83,20 +72,8 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     );
     startsInFlight.add(starting);
     void starting.finally(() => startsInFlight.delete(starting));
-    // Every start is timed against the wait, whether or not this send makes it, so the pace
-    // notices at once when Temporal is quick again.
-    const inTime = Promise.race([
-      starting,
-      new Promise<typeof MISSED>((resolve) => setTimeout(() => resolve(MISSED), START_WAIT_MS).unref()),
-    ]);
     const pace = admitted.closingExecution ? paces.afterClosing : paces.fresh;
-    void inTime.then((id) => pace.record(id !== MISSED && id !== null));
-    let triggerRunId: string | null = null;
-    if (pace.worthWaiting()) {
-      const id = await inTime;
-      if (id !== MISSED) triggerRunId = id;
-      sendStartWaits.inc({ outcome: id === MISSED ? 'timed_out' : id === null ? 'not_started' : 'started' });
-    } else sendStartWaits.inc({ outcome: 'skipped' });
+    const triggerRunId = await pace.idInTime(starting);
     return {
       chatId: admitted.run.chatId,
       messageId: admitted.messageId,

@@ -60,12 +60,19 @@ describe('turn admission', () => {
     user = await createTestUser();
   });
 
-  const send = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${gateway.url}/api/v1/completions`, {
+  const sendAt = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${url}/api/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...user.bearer, ...headers },
       body: JSON.stringify(body),
     });
+  const send = (body: unknown, headers: Record<string, string> = {}) => sendAt(gateway.url, body, headers);
+  /** A send that must be admitted (202), and its answer. */
+  const queued = async (url: string, body: { text: string; chatId?: string }) => {
+    const res = await sendAt(url, body);
+    assert.equal(res.status, 202, await res.clone().text());
+    return (await res.json()) as { runId: string; chatId: string; triggerRunId: string | null };
+  };
 
   it('queues a turn in a new chat and starts its workflow, keyed by the chat id', async () => {
     const res = await send(
@@ -294,13 +301,7 @@ describe('turn admission', () => {
     });
     try {
       await proxy.down();
-      const res = await fetch(`${cut.url}/api/v1/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...user.bearer },
-        body: JSON.stringify({ text }),
-      });
-      assert.equal(res.status, 202);
-      const turn = (await res.json()) as { runId: string; chatId: string; triggerRunId: string | null };
+      const turn = await queued(cut.url, { text });
       assert.equal(turn.triggerRunId, null, 'the start is still retrying');
       return { stack, proxy, cut, turn };
     } catch (err) {
@@ -353,15 +354,8 @@ describe('turn admission', () => {
         ...(temporalAddress ? { temporalAddress } : {}),
       }),
     );
-  const sendTo = async (url: string, body: { text: string; chatId?: string }) => {
-    const res = await fetch(`${url}/api/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...user.bearer },
-      body: JSON.stringify(body),
-    });
-    assert.equal(res.status, 202, await res.clone().text());
-    return ((await res.json()) as { triggerRunId: string | null }).triggerRunId;
-  };
+  const sendTo = async (url: string, body: { text: string; chatId?: string }) =>
+    (await queued(url, body)).triggerRunId;
 
   /** A plain text turn admitted through the operation itself, as a send admits it. */
   const admitPlain = (deps: TestGateway['deps'], text: string, chatId?: string) =>
