@@ -12,6 +12,7 @@ import { OAUTH_SCOPES, SCOPE_DESCRIPTIONS } from '../../core/auth/scopes';
 import { sessionCookieName } from '../../core/auth/tokens';
 import { sessionCookie } from '../gateway/routes/identity';
 import { AppError } from '../../core/errors/app-error';
+import { credentialsSchema } from '../../core/schemas/identity';
 import type { Caller, Operations } from '../../operations';
 import { requestedScopes, type AuthorizationRequest } from '../../operations/oauth';
 import { assertSameOrigin } from '../gateway/middleware/auth';
@@ -20,12 +21,40 @@ const FORM_LIMIT = '16kb';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function page(res: Response, title: string, body: string): void {
+/**
+ * Where a client's redirect URI points: its origin, or its scheme for an app's own (`cursor://…`
+ * has no origin).
+ */
+function redirectSource(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.origin === 'null' ? url.protocol : url.origin;
+}
+
+/**
+ * The same as a CSP source, when it is one as it stands. A host may hold `;` or `,`, which would
+ * end the directive in the header: such a redirect gets no source, and the browser keeps the user
+ * on the page rather than the client rewriting the page's policy.
+ */
+const CSP_SOURCE = /^[a-z][a-z\d+.-]*:(\/\/([\w.-]+|\[[\da-f:.]+\])(:\d+)?)?$/i;
+function redirectCspSources(redirectUri: string): string[] {
+  const source = redirectSource(redirectUri);
+  return CSP_SOURCE.test(source) ? [source] : [];
+}
+
+/**
+ * A page of the flow. Its forms post here only; `formTargets` adds where a form's answer redirects
+ * to, which form-action governs as well (the consent's answer goes back to the client). No other
+ * site may frame it: a framed consent page is one a user can be tricked into clicking.
+ */
+function page(res: Response, title: string, body: string, formTargets: string[] = []): void {
   res
     .status(200)
     .type('html')
     .setHeader('cache-control', 'no-store')
-    .setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+    .setHeader(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action ${["'self'", ...formTargets].join(' ')}; frame-ancestors 'none'`,
+    )
     .send(
       `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
         `<body style="font-family:sans-serif;max-width:32em;margin:3em auto">${body}</body></html>`,
@@ -100,11 +129,12 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
         `<h1>Allow ${escapeHtml(client.client_name ?? client.client_id)} to use your account?</h1>` +
           `<p>It will be able to:</p><ul>` +
           scopes.map((scope) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[scope])} (${scope})</li>`).join('') +
-          `</ul><p>It will come back to ${escapeHtml(new URL(params.redirectUri).origin)}.</p>` +
+          `</ul><p>It will come back to ${escapeHtml(redirectSource(params.redirectUri))}.</p>` +
           `<form method="post" action="/oauth/consent">` +
           `<input type="hidden" name="request" value="${escapeHtml(ops.oauth.signConsent(caller.userId, request))}">` +
           `<button type="submit" name="decision" value="allow">Allow</button> ` +
           `<button type="submit" name="decision" value="deny">Deny</button></form>`,
+        redirectCspSources(params.redirectUri),
       );
     },
 
@@ -169,20 +199,14 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
   router.post('/oauth/sign-in', form, async (req, res) => {
     assertSameOrigin(req.headers, req.protocol, req.get('host'));
     const { email, password, next } = (req.body ?? {}) as Record<string, unknown>;
-    if (
-      typeof email !== 'string' ||
-      typeof password !== 'string' ||
-      typeof next !== 'string' ||
-      !next.startsWith('/authorize?')
-    )
+    // The same rules as the REST sign-in: an address PostgreSQL can look up, a password in bounds.
+    const credentials = credentialsSchema.safeParse({ email, password });
+    if (!credentials.success || typeof next !== 'string' || !next.startsWith('/authorize?'))
       throw new AppError(
         'INVALID_REQUEST',
         'Email, password and the authorization to return to are required.',
       );
-    const { token, maxAgeSeconds } = await ops.identity.signIn(
-      { email: email.trim().toLowerCase(), password },
-      req.ip ?? 'unknown',
-    );
+    const { token, maxAgeSeconds } = await ops.identity.signIn(credentials.data, req.ip ?? 'unknown');
     res.setHeader('set-cookie', sessionCookie(req, token, maxAgeSeconds));
     res.redirect(303, next);
   });

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +15,7 @@ import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { OAUTH_REDIRECT, oauthFlow } from '../support/oauth';
+import { launchBrowser } from '../console/browser';
 
 const REDIRECT = OAUTH_REDIRECT;
 
@@ -312,5 +316,57 @@ describe('MCP over OAuth 2.1', function () {
       redirect: 'manual',
     });
     assert.equal(tampered.status, 400);
+  });
+
+  it('lets a person allow an assistant in a real browser, and back to its redirect; the page cannot be framed', async () => {
+    // The client's redirect, on another origin than the gateway, as an assistant's own listener is.
+    const callbacks: string[] = [];
+    const listener = createServer((req, res) => {
+      callbacks.push(req.url ?? '');
+      res.end('connected');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, 'localhost', resolve));
+    const redirect = `http://localhost:${(listener.address() as AddressInfo).port}/callback`;
+    const browser = await launchBrowser();
+    try {
+      const registered = await fetch(`${base}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Browser assistant', redirect_uris: [redirect] }),
+      });
+      const { client_id } = (await registered.json()) as { client_id: string };
+      const url = new URL(`${base}/authorize`);
+      for (const [name, value] of Object.entries({
+        client_id,
+        redirect_uri: redirect,
+        response_type: 'code',
+        code_challenge: createHash('sha256')
+          .update('a-verifier-long-enough-for-pkce-0123456789')
+          .digest('base64url'),
+        code_challenge_method: 'S256',
+        state: 'browser-state',
+        scope: 'read write',
+      }))
+        url.searchParams.set(name, value);
+      const consent = await fetch(url, { headers: { cookie: user.cookie } });
+      assert.match(consent.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+
+      const page = await browser.newPage();
+      const [name, value] = user.cookie.split('=');
+      await page.setCookie({ name: name ?? '', value: value ?? '', url: base });
+      await page.goto(url.href, { waitUntil: 'networkidle0' });
+      await Promise.all([page.waitForNavigation(), page.click('button[value=allow]')]);
+      const back = new URL(page.url());
+      assert.equal(`${back.origin}${back.pathname}`, redirect);
+      assert.equal(back.searchParams.get('state'), 'browser-state');
+      assert.match(back.searchParams.get('code') ?? '', /^svco_code_/);
+      assert.ok(
+        callbacks.some((c) => c.startsWith('/callback?')),
+        callbacks.join(' '),
+      );
+    } finally {
+      await browser.close();
+      listener.close();
+    }
   });
 });
