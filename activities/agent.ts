@@ -18,6 +18,7 @@ import {
   type TerminalStatus,
   type WaitpointStatus,
 } from '../core/runs/store';
+import { storableJson, storableText } from '../core/schemas/common';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
 import {
   appendText,
@@ -231,7 +232,8 @@ export async function streamModelReply(
     clearTimeout(trailing);
     trailing = undefined;
     lastWrite = Date.now();
-    const text = input.prefix + streamed;
+    // A lone surrogate at the end is half of a character the next piece completes.
+    const text = storableText(input.prefix + streamed);
     writing = writing.then(() =>
       writeRunText(deps.db.bookkeeping, { runId: input.runId, text, step: input.step }),
     );
@@ -250,12 +252,16 @@ export async function streamModelReply(
   try {
     let reply: ModelReply;
     try {
-      reply = await deps.model.complete({
-        messages: input.messages,
-        tools: deps.toolSpecs,
-        signal,
-        onText,
-      });
+      // A model may answer what PostgreSQL cannot store (a NUL); a run that could not record its
+      // reply would retry its bookkeeping for ever.
+      reply = storableJson(
+        await deps.model.complete({
+          messages: input.messages,
+          tools: deps.toolSpecs,
+          signal,
+          onText,
+        }),
+      );
       stopTimer({ outcome: 'ok' });
     } catch (err) {
       stopTimer({ outcome: signal.aborted ? 'cancelled' : 'error' });

@@ -72,7 +72,7 @@ function decide(messages: ModelMessage[]): ModelReply {
     return call('Generating the image.', 'ai_image_2', { prompt: generate[1].trim() });
   }
   return text(
-    `I am the local agent. I can crop images, generate images and merge videos. You said: "${request.slice(0, 200)}"`,
+    `I am the local agent. I can crop images, generate images and merge videos. You said: "${[...request].slice(0, 200).join('')}"`,
   );
 }
 

@@ -3,15 +3,7 @@ import { z } from 'zod';
 import { exampleChat, exampleMessage } from './examples';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
-import {
-  NO_NUL,
-  NO_NUL_MESSAGE,
-  cursorQuery,
-  isoOrNull,
-  limitQuery,
-  listSchema,
-  visibleText,
-} from './common';
+import { cursorQuery, isoOrNull, limitQuery, listSchema, stored, visibleText } from './common';
 import { contentBlockSchema, type ContentBlock } from './runs';
 
 extendZodWithOpenApi(z);
@@ -55,13 +47,7 @@ export const chatParamsSchema = z.object({ chatId: z.uuid() });
 export const chatListQuerySchema = z.object({
   limit: limitQuery(50, 20),
   cursor: cursorQuery,
-  q: z
-    .string()
-    .min(1)
-    .max(120)
-    .regex(NO_NUL, NO_NUL_MESSAGE)
-    .optional()
-    .openapi({ description: 'Case-insensitive title search.' }),
+  q: stored(z.string().min(1).max(120)).optional().openapi({ description: 'Case-insensitive title search.' }),
   favorite: z
     .enum(['true', 'false'])
     .optional()

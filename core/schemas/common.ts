@@ -58,8 +58,39 @@ export function decodeCursor(cursor: string): Keyset {
 }
 
 /** Free text stored in PostgreSQL, which cannot hold a NUL character. */
-export const NO_NUL = /^[^\u0000]*$/;
-export const NO_NUL_MESSAGE = 'may not contain NUL characters';
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = 'may not contain NUL characters';
+const WELL_FORMED_MESSAGE = 'may not contain a lone UTF-16 surrogate (half of a character)';
+
+/**
+ * A string a client sends that PostgreSQL will store: no NUL (a text column refuses it, and so
+ * does jsonb) and well-formed UTF-16 (jsonb refuses a lone surrogate, `"\ud800"` in JSON). The NUL
+ * rule is a pattern, so the document states it; no JSON Schema can name a lone surrogate.
+ */
+export function stored<T extends z.ZodString | z.ZodStringFormat>(schema: T): T {
+  return schema
+    .regex(NO_NUL, NO_NUL_MESSAGE)
+    .refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE) as T;
+}
+
+/**
+ * Text from outside the request (a model's reply) made storable as it stands: each NUL and each
+ * lone surrogate becomes U+FFFD, as a decoder shows a byte it cannot read.
+ */
+export function storableText(text: string): string {
+  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+}
+
+/** `storableText` on every string of a JSON value (a model's tool call input). */
+export function storableJson<T>(value: T): T {
+  if (typeof value === 'string') return storableText(value) as T;
+  if (Array.isArray(value)) return value.map(storableJson) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [storableText(key), storableJson(item)]),
+    ) as T;
+  return value;
+}
 
 /**
  * A name checked as sent, then trimmed: at most `max` characters with at least one that is not
@@ -78,6 +109,7 @@ export const visibleText = (max: number) =>
       new RegExp(`^[^\\u0000]*[^${SPACE}\\u0000][^\\u0000]*$`),
       'must have a character other than white space, and no NUL',
     )
+    .refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE)
     .overwrite((value) => value.replace(EDGE_SPACE, ''));
 
 /**

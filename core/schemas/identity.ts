@@ -7,7 +7,7 @@ import {
   exampleOAuthGrant,
   exampleUser,
 } from './examples';
-import { cursorQuery, limitQuery, listSchema, visibleText } from './common';
+import { cursorQuery, limitQuery, listSchema, stored, visibleText } from './common';
 
 extendZodWithOpenApi(z);
 
@@ -16,7 +16,7 @@ export const credentialsSchema = z
     // Lowercased before validation so one mailbox is one account whatever its spelling.
     email: z.preprocess(
       (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
-      z.email({ pattern: z.regexes.rfc5322Email }).max(254),
+      stored(z.email({ pattern: z.regexes.rfc5322Email }).max(254)),
     ),
     password: z.string().min(10).max(200),
   })

@@ -11,7 +11,7 @@ import {
   exampleWaitpointDecision,
 } from './examples';
 import { MAX_FILES } from '../uploads/receive';
-import { NO_NUL, NO_NUL_MESSAGE } from './common';
+import { stored } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
 
@@ -330,10 +330,10 @@ const MAX_FEEDBACK = 2000;
 
 export const completionBodySchema = z
   .object({
-    text: z.string().min(1).max(MAX_TEXT).regex(NO_NUL, NO_NUL_MESSAGE),
+    text: stored(z.string().min(1).max(MAX_TEXT)),
     chatId: z.uuid().optional(),
     image_urls: z
-      .array(z.url({ protocol: /^https?$/ }).max(MAX_URL_LENGTH))
+      .array(stored(z.url({ protocol: /^https?$/ }).max(MAX_URL_LENGTH)))
       .max(MAX_IMAGE_URLS)
       .default([]),
     attachmentIds: z.array(z.uuid()).max(MAX_IMAGE_URLS).default([]),
@@ -344,7 +344,7 @@ export const completionBodySchema = z
 
 export const completionFormSchema = z
   .object({
-    text: z.string().min(1).max(MAX_TEXT).regex(NO_NUL, NO_NUL_MESSAGE),
+    text: stored(z.string().min(1).max(MAX_TEXT)),
     chatId: z.uuid().optional(),
     planMode: z
       .enum(['true', 'false'])
@@ -369,7 +369,7 @@ export const waitpointParamsSchema = runParamsSchema.extend({ waitpointId: z.uui
 export const planDecisionSchema = z
   .object({
     approved: z.boolean(),
-    feedback: z.string().max(MAX_FEEDBACK).regex(NO_NUL, NO_NUL_MESSAGE).optional(),
+    feedback: stored(z.string().max(MAX_FEEDBACK)).optional(),
     planHash: planHashSchema.optional().openapi({
       description:
         "The waitpoint's planHash as the decider saw it: when the plan pending is another, the decision is refused with 409 PLAN_CHANGED.",

@@ -1,7 +1,7 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { exampleCreatedEndpoint, exampleDelivery, exampleEndpoint, exampleNewEndpoint } from './examples';
-import { cursorQuery, isoOrNull, limitQuery, listSchema } from './common';
+import { cursorQuery, isoOrNull, limitQuery, listSchema, stored } from './common';
 import { WEBHOOK_EVENTS } from './events';
 
 extendZodWithOpenApi(z);
@@ -64,7 +64,7 @@ export const deliverySchema = z
 
 export const createEndpointSchema = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH),
+    url: stored(z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH)),
     events: z
       .array(z.enum(WEBHOOK_EVENTS))
       .min(1)

@@ -1,13 +1,13 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { exampleAiImageInput, exampleCropInput, exampleMergeVideosInput } from '../schemas/examples';
-import { NO_NUL, NO_NUL_MESSAGE } from '../schemas/common';
+import { stored } from '../schemas/common';
 import { RECTANGLE_FORMS, rectangleShapeProblems } from './rectangle';
 
 extendZodWithOpenApi(z);
 
 /** A remote input: http(s) only; the SSRF guard decides the rest when it is fetched. */
-const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).max(2048);
+const httpUrl = stored(z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' }).max(2048));
 
 /** Marks an issue as a rectangle problem: answered 400 INVALID_RECTANGLE, not INVALID_REQUEST. */
 export const RECTANGLE_ISSUE = { rectangle: true } as const;
@@ -74,12 +74,7 @@ export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
 
 export const aiImageInputSchema = z
   .object({
-    prompt: z
-      .string()
-      .min(1)
-      .max(4000)
-      .regex(NO_NUL, NO_NUL_MESSAGE)
-      .describe('What to draw, or how to change the image.'),
+    prompt: stored(z.string().min(1).max(4000)).describe('What to draw, or how to change the image.'),
     image_url: httpUrl
       .optional()
       .describe('An image to edit (http or https); without it a new image is made.'),

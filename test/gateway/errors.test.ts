@@ -93,6 +93,90 @@ describe('error envelope', () => {
     assert.match(trace, /^HTTP\/1\.1 405 /);
   });
 
+  it('answers a path that is not valid percent-encoding with 400 INVALID_REQUEST, before any key is checked', async () => {
+    for (const path of ['/api/v1/chats/%E0%A4%A', '/api/v1/chats/%E0/runs/%ZZ', '/files/%E0']) {
+      const res = await fetch(`${gateway.url}${path}`);
+      assert.equal(res.status, 400, path);
+      // The answer does not echo the path back.
+      assert.deepEqual(await res.json(), {
+        error: 'The request path is not valid percent-encoding.',
+        code: 'INVALID_REQUEST',
+      });
+    }
+    const tool = await fetch(`${gateway.url}/api/v1/tools/%E0`, {
+      method: 'POST',
+      headers: { ...user.bearer, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(tool.status, 404);
+    assert.equal(((await tool.json()) as { code: string }).code, 'UNKNOWN_TOOL');
+  });
+
+  it('answers a form of more fields than it reads with 413 PAYLOAD_TOO_LARGE', async () => {
+    const fields = Array.from({ length: 1_500 }, (_, i) => `f${i}=1`).join('&');
+    const res = await fetch(`${gateway.url}/oauth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: fields,
+    });
+    assert.equal(res.status, 413);
+    assert.equal(((await res.json()) as { code: string }).code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses text PostgreSQL cannot store (a NUL, half of a character) with 400 INVALID_REQUEST, writing nothing', async () => {
+    const chatsBefore = await chatCount(user.userId);
+    const refused = async (res: Response, path: string) => {
+      assert.equal(res.status, 400, path);
+      const body = (await res.json()) as { code: string; details: { path: string }[] };
+      assert.equal(body.code, 'INVALID_REQUEST');
+      assert.deepEqual(
+        body.details.map((d) => d.path),
+        [path],
+      );
+    };
+    const post = (path: string, body: unknown, headers: Record<string, string> = user.bearer) =>
+      fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        // JSON.stringify writes a lone surrogate as the escape "\ud800", valid JSON.
+        body: JSON.stringify(body),
+      });
+    await refused(await post('/api/v1/completions', { text: 'a lone \ud800' }), 'body.text');
+    await refused(
+      await post('/api/v1/completions', { text: 'hi', image_urls: ['https://example.com/a\u0000.png'] }),
+      'body.image_urls.0',
+    );
+    await refused(await post('/api/v1/chats', { title: 'half \udfff' }), 'body.title');
+    // Refused at the route: not retried by the tool's workflow as if its provider failed.
+    await refused(
+      await post('/api/v1/tools/crop_image', {
+        image_url: 'https://example.com/a\u0000.png',
+        x: 0,
+        y: 0,
+        width: 1,
+        height: 1,
+      }),
+      'body.image_url',
+    );
+    await refused(
+      await post(
+        '/api/webhook-endpoints',
+        { url: 'https://example.com/\u0000', events: ['agent.completed'] },
+        { cookie: user.cookie },
+      ),
+      'body.url',
+    );
+    assert.equal(await chatCount(user.userId), chatsBefore);
+
+    const signIn = await fetch(`${gateway.url}/oauth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=a%00b%40example.com&password=long-enough-password&next=%2Fauthorize%3Fx',
+    });
+    assert.equal(signIn.status, 400);
+    assert.equal(((await signIn.json()) as { code: string }).code, 'INVALID_REQUEST');
+  });
+
   it('answers a non-UUID id with 400 INVALID_REQUEST listing each problem', async () => {
     const res = await fetch(`${gateway.url}/api/v1/chats/123`, {
       method: 'PATCH',

@@ -151,6 +151,18 @@ describe('agent runs', function () {
     assert.match(done.text, /second question/);
   });
 
+  it('echoes a message cut at a character, never between the halves of one (the local model)', async () => {
+    await serve(new LocalModelProvider());
+    // The 200th character is an emoji: a cut by UTF-16 units would keep only its first half.
+    const done = await until(
+      await send({ text: `${'a'.repeat(199)}\u{1f600} and more` }),
+      terminal,
+      'the run',
+    );
+    assert.equal(done.status, 'COMPLETE');
+    assert.ok(done.text.includes(`${'a'.repeat(199)}\u{1f600}"`), done.text);
+  });
+
   it('keeps the chat out of the workflow: each step loads the history itself, so no payload grows with it', async () => {
     const scripted = new ScriptedModel([
       { text: 'first answer', toolCalls: [] },

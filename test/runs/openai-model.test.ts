@@ -116,12 +116,8 @@ describe('openai model provider, against a fake OpenAI-compatible server', () =>
     assert.ok(Date.now() - started < 5_000);
   });
 
-  it('completes a run through Temporal retries after a 429 and a 500', async () => {
-    fake.script(
-      { kind: 'error', status: 429 },
-      { kind: 'error', status: 500 },
-      { kind: 'stream', text: ['Recovered.'] },
-    );
+  /** One turn sent through a real gateway and worker on the fake: its snapshot once it has ended. */
+  const turnOnFake = async (): Promise<{ status: string; text: string }> => {
     const config = (await testStack()).config({
       TEMPORAL_TASK_QUEUE: `openai-${randomUUID()}`,
       MODEL_PROVIDER: 'openai',
@@ -140,7 +136,7 @@ describe('openai model provider, against a fake OpenAI-compatible server', () =>
           body: JSON.stringify({ text: 'hello' }),
         })
       ).json()) as { chatId: string; runId: string };
-      const done = await waitFor(
+      return await waitFor(
         async () => {
           const s = (await (
             await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
@@ -151,12 +147,29 @@ describe('openai model provider, against a fake OpenAI-compatible server', () =>
         },
         { what: 'the run', timeoutMs: 60_000 },
       );
-      assert.equal(done.status, 'COMPLETE');
-      assert.equal(done.text, 'Recovered.');
-      assert.equal(fake.requests.length, 3);
     } finally {
       await gateway.close();
       await worker.stop();
     }
+  };
+
+  it('completes a run through Temporal retries after a 429 and a 500', async () => {
+    fake.script(
+      { kind: 'error', status: 429 },
+      { kind: 'error', status: 500 },
+      { kind: 'stream', text: ['Recovered.'] },
+    );
+    const done = await turnOnFake();
+    assert.equal(done.status, 'COMPLETE');
+    assert.equal(done.text, 'Recovered.');
+    assert.equal(fake.requests.length, 3);
+  });
+
+  it('stores a reply PostgreSQL could not hold as it stands (a NUL, half of a character), and completes', async () => {
+    // The pair of an emoji split across two pieces is whole again in the reply.
+    fake.script({ kind: 'stream', text: ['a\u0000b ', '\ud83d', '\ude00 c \ud800'] });
+    const done = await turnOnFake();
+    assert.equal(done.status, 'COMPLETE');
+    assert.equal(done.text, 'a\ufffdb \u{1f600} c \ufffd');
   });
 });

@@ -87,6 +87,15 @@ export interface RouteSpec<S extends RequestSchema> {
   handler: (input: Input<S>, req: Request, res: Response) => Promise<RouteResult>;
 }
 
+/** A path segment as the client meant it; as sent when it is not valid percent-encoding. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /**
  * A body arrived but no parser took it (express.json only reads application/json, multer only
  * multipart): its media type is not one the route accepts.
@@ -280,7 +289,7 @@ export class RouteTable {
             applies(req) ? guard(req, res, next) : next(),
       ),
       (req: Request, _res: Response, next: (err?: unknown) => void) =>
-        next(applies(req) ? refuse(decodeURIComponent(req.path.slice(1))) : undefined),
+        next(applies(req) ? refuse(decodedSegment(req.path.slice(1))) : undefined),
     );
   }
 

@@ -6,10 +6,14 @@ import type { Logger } from '../../../core/logging/logger';
 
 interface HttpParserError {
   type?: string;
-  status?: number;
+  status?: unknown;
 }
 
-/** Maps body-parser's own errors onto the envelope's codes. */
+/**
+ * Maps what Express and body-parser refuse on their own onto the envelope's codes: a request they
+ * cannot read is the client's to fix, never a 500 (nor an error line anyone can write at will).
+ * Their messages are not passed on: a path's would echo what the client sent.
+ */
 function fromParserError(err: HttpParserError): AppError | undefined {
   switch (err.type) {
     case 'entity.parse.failed':
@@ -19,9 +23,15 @@ function fromParserError(err: HttpParserError): AppError | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.');
-    default:
-      return undefined;
   }
+  // The router could not decode a path parameter (`%E0`): it marks the URIError 400.
+  if (err instanceof URIError)
+    return new AppError('INVALID_REQUEST', 'The request path is not valid percent-encoding.');
+  // Any other refusal of theirs (too many form fields, a body shorter than its length) carries a 4xx.
+  if (typeof err.status !== 'number' || err.status < 400 || err.status >= 500) return undefined;
+  if (err.status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
+  if (err.status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body is not supported.');
+  return new AppError('INVALID_REQUEST', 'The request could not be read.');
 }
 
 /** gRPC UNAVAILABLE: the Temporal frontend cannot be reached. */
