@@ -96,9 +96,20 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
     return JSON.parse(text) as Prediction;
   };
 
+  // The token goes only where PREDICTION_API_URL points: a poll or cancel URL the provider names
+  // on another origin (a proxy's rewrite, a compromised provider) is not followed.
+  const origin = new URL(base).origin;
+  const own = (url: string | undefined): string | undefined => {
+    if (url === undefined || !URL.canParse(url)) return undefined;
+    return new URL(url).origin === origin ? url : undefined;
+  };
+  const predictionUrl = (id: string) => `${base}/predictions/${encodeURIComponent(id)}`;
+
   let prediction: Prediction;
   if (ctx.previous?.pollUrl) {
-    prediction = await call(ctx.previous.pollUrl, { method: 'GET' });
+    prediction = await call(own(ctx.previous.pollUrl) ?? predictionUrl(ctx.previous.providerRunId), {
+      method: 'GET',
+    });
   } else {
     // Edit mode: the image goes in as `image_input`, the list Replicate's image-edit models take.
     const imageInput = input.image_url ? { image_input: [input.image_url] } : {};
@@ -115,11 +126,11 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
       }),
     });
   }
-  const pollUrl = prediction.urls?.get ?? `${base}/predictions/${encodeURIComponent(prediction.id)}`;
+  const pollUrl = own(prediction.urls?.get) ?? predictionUrl(prediction.id);
   ctx.heartbeat({ providerRunId: prediction.id, pollUrl });
 
   // Later polls may omit the cancel URL: keep the first one seen.
-  const cancelUrl = prediction.urls?.cancel;
+  const cancelUrl = own(prediction.urls?.cancel);
   const cancel = () => {
     if (cancelUrl && stoppedByCaller(ctx.signal))
       fetch(cancelUrl, { method: 'POST', headers }).catch(() => undefined);

@@ -73,7 +73,9 @@ export type PredictionBehaviour = 'succeed' | 'fail' | 'never' | 'reject' | 'fla
  * 503 to its first creation; anything else succeeds after `pollsBeforeDone` polls with an image
  * the server also serves.
  */
-export async function startFakePredictionServer(options: { pollsBeforeDone?: number; held?: boolean } = {}) {
+export async function startFakePredictionServer(
+  options: { pollsBeforeDone?: number; held?: boolean; urlsAt?: string } = {},
+) {
   const pollsBeforeDone = options.pollsBeforeDone ?? 3;
   // Held: every prediction stays `processing` until release(), to keep a tool call in flight.
   let held = options.held ?? false;
@@ -113,7 +115,11 @@ export async function startFakePredictionServer(options: { pollsBeforeDone?: num
         return json(201, {
           id,
           status: 'starting',
-          urls: { get: `${base}/predictions/${id}`, cancel: `${base}/predictions/${id}/cancel` },
+          // urlsAt: the poll and cancel URLs name another server, as a rewriting proxy might.
+          urls: {
+            get: `${options.urlsAt ?? base}/predictions/${id}`,
+            cancel: `${options.urlsAt ?? base}/predictions/${id}/cancel`,
+          },
         });
       }
       const match = /^\/predictions\/([\w-]+)(\/cancel)?$/.exec(url);
@@ -125,7 +131,7 @@ export async function startFakePredictionServer(options: { pollsBeforeDone?: num
           return json(200, { id, status: 'canceled' });
         }
         p.polls++;
-        const urls = { get: `${base}/predictions/${id}` };
+        const urls = { get: `${options.urlsAt ?? base}/predictions/${id}` };
         if (p.behaviour === 'never' || held || p.polls < pollsBeforeDone)
           return json(200, { id, status: 'processing', urls });
         if (p.behaviour === 'fail')

@@ -114,6 +114,39 @@ describe('ai_image_2 providers', () => {
     }
   });
 
+  it('prediction: sends its token only to PREDICTION_API_URL, not to poll URLs the provider names elsewhere', async () => {
+    const elsewhere: (string | undefined)[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(req.headers.authorization);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const fake = await startFakePredictionServer({
+      pollsBeforeDone: 2,
+      urlsAt: `http://127.0.0.1:${(other.address() as AddressInfo).port}`,
+    });
+    try {
+      const { ctx } = context({
+        IMAGE_PROVIDER: 'prediction',
+        PREDICTION_API_URL: fake.url,
+        PREDICTION_API_TOKEN: 'r8_secret-token',
+        PROVIDER_POLL_INTERVAL: '10ms',
+      });
+      const beats: unknown[] = [];
+      ctx.heartbeat = (details) => beats.push(details);
+      const done = await runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat' }), ctx);
+      assert.equal(fake.predictions.get(done.providerRunId)?.polls, 2, 'polled where the API is');
+      assert.deepEqual(beats[0], {
+        providerRunId: done.providerRunId,
+        pollUrl: `${fake.url}/predictions/${done.providerRunId}`,
+      });
+      assert.deepEqual(elsewhere, []);
+    } finally {
+      await fake.close();
+      other.close();
+    }
+  });
+
   describe('openai', () => {
     let server: Server;
     let url: string;
