@@ -18,7 +18,7 @@ import { isSettled, pause } from './tools';
 
 /** The spec's code for a resource that does not exist (or is not the caller's). */
 const RESOURCE_NOT_FOUND = -32002;
-/** How often a subscription reads its resource again: one indexed read each. */
+/** How often a subscription to a chat reads it again (no notification announces a chat's change). */
 const SUBSCRIBE_POLL_MS = 250;
 const JSON_TYPE = 'application/json';
 
@@ -66,6 +66,14 @@ export function registerResources(
 ): void {
   const { ops, caller } = ctx;
 
+  /** A resource the caller cannot see is the spec's not-found error. */
+  function asResourceError(err: unknown, uri: string): unknown {
+    const appError = toAppError(err);
+    return appError.status === 404
+      ? new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code })
+      : err;
+  }
+
   async function read(parsed: Parsed, uri: string): Promise<unknown> {
     try {
       if (parsed.kind === 'run') return await ops.runs.getRun(caller, parsed);
@@ -76,11 +84,27 @@ export function registerResources(
       // The latest 50, shown oldest first as get_messages pages them.
       return { chat, messages: messages.data.toReversed() };
     } catch (err) {
-      const appError = toAppError(err);
-      if (appError.status === 404)
-        throw new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code });
-      throw err;
+      throw asResourceError(err, uri);
     }
+  }
+
+  /**
+   * The resource now and each time it may have changed, until `signal` aborts: a run as its
+   * notifications tell (ops.runs.watchRun), a chat every SUBSCRIBE_POLL_MS.
+   */
+  async function* changes(parsed: Parsed, uri: string, signal: AbortSignal): AsyncGenerator<unknown> {
+    if (parsed.kind === 'run') {
+      try {
+        yield* ops.runs.watchRun(caller, parsed, signal);
+      } catch (err) {
+        throw asResourceError(err, uri);
+      }
+      return;
+    }
+    do {
+      yield await read(parsed, uri);
+      await pause(SUBSCRIBE_POLL_MS, signal);
+    } while (!signal.aborted);
   }
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -110,20 +134,16 @@ export function registerResources(
   server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
     const { uri } = request.params;
     const parsed = parseUri(uri);
-    const deadline = Date.now() + ctx.config.MCP_WAIT_MAX;
-    let last = JSON.stringify(await read(parsed, uri));
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0 || extra.signal.aborted) return {};
-      await pause(Math.min(SUBSCRIBE_POLL_MS, left), extra.signal);
-      const value = await read(parsed, uri);
+    const signal = AbortSignal.any([extra.signal, AbortSignal.timeout(ctx.config.MCP_WAIT_MAX)]);
+    let last: string | undefined;
+    for await (const value of changes(parsed, uri, signal)) {
       const json = JSON.stringify(value);
-      if (json !== last) {
-        last = json;
+      if (last !== undefined && json !== last)
         await extra.sendNotification({ method: 'notifications/resources/updated', params: { uri } });
-      }
-      if (parsed.kind === 'run' && isSettled(value as Parameters<typeof isSettled>[0])) return {};
+      last = json;
+      if (parsed.kind === 'run' && isSettled(value as Parameters<typeof isSettled>[0])) break;
     }
+    return {};
   });
 
   server.setRequestHandler(UnsubscribeRequestSchema, () => ({}));

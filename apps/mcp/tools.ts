@@ -69,8 +69,6 @@ interface McpTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodTy
 
 const define = <I extends z.ZodType, O extends z.ZodType>(tool: McpTool<I, O>): McpTool => tool as McpTool;
 
-/** How often wait_for_run reads the run while it waits: one indexed read each. */
-const WAIT_POLL_MS = 250;
 /** How often a blocking media tool tells the client it is still working. */
 const TOOL_PROGRESS_MS = 2_000;
 
@@ -195,18 +193,23 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     scope: 'read',
     waits: true,
     async run(ctx, { timeoutSeconds, ...ids }) {
-      const deadline = Date.now() + Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX);
+      const waited = AbortSignal.timeout(Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX));
       let told = '';
-      for (;;) {
-        const snapshot = await ctx.ops.runs.getRun(ctx.caller, ids);
+      // The watch reads the run once before anything can end it.
+      let last!: RunSnapshot;
+      for await (const snapshot of ctx.ops.runs.watchRun(
+        ctx.caller,
+        ids,
+        AbortSignal.any([ctx.signal, waited]),
+      )) {
+        last = snapshot;
         if (snapshot.text !== told) {
           told = snapshot.text;
           await ctx.progress(snapshot.text);
         }
-        const left = deadline - Date.now();
-        if (isSettled(snapshot) || left <= 0 || ctx.signal.aborted) return { result: snapshot };
-        await pause(Math.min(WAIT_POLL_MS, left), ctx.signal);
+        if (isSettled(snapshot)) break;
       }
+      return { result: last };
     },
   }),
 

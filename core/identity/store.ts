@@ -177,6 +177,16 @@ export function selectApiKeys(db: Database, userId: string, query: { limit: numb
   });
 }
 
+/** Whether the key still works: not revoked, and its user not deleted. */
+export async function apiKeyIsLive(db: Database, keyId: string): Promise<boolean> {
+  const { rowCount } = await db.pool.query({
+    name: 'api-key-live',
+    text: `SELECT 1 FROM "ApiKey" WHERE id = $1 AND "revokedAt" IS NULL`,
+    values: [keyId],
+  });
+  return rowCount === 1;
+}
+
 /** False when there was no such live key of this user. */
 export async function revokeApiKey(db: Database, userId: string, keyId: string): Promise<boolean> {
   const { count } = await db.prisma.apiKey.updateMany({

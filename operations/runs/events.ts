@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../core/errors/app-error';
 import type { NotificationHub } from '../../core/db/notification-hub';
+import { apiKeyIsLive } from '../../core/identity/store';
 import { explainRunMiss, selectRunEvents, type RunEventRow, type RunScope } from '../../core/runs/store';
 import {
   TERMINAL_RUN_STATUSES,
@@ -9,6 +10,7 @@ import {
 } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
 import { loadSnapshotAt } from './snapshot';
+import { wakeUps } from './wake-ups';
 
 /** Events read per statement; a stream far behind catches up in pages. */
 const PAGE = 200;
@@ -42,21 +44,32 @@ function toStreamEvent(row: RunEventRow): RunStreamEvent {
  * A run's live stream: the snapshot, with the number of the last event it reflects as its id,
  * then every event after it in the order it was committed (see migration run_events), until the
  * run's terminal status. Checked against the caller's chats before anything is sent: a run that
- * is not theirs is a 404, and then nothing is streamed.
+ * is not theirs is a 404, and then nothing is streamed. Opened with an API key (`keyId`), it ends
+ * when that key is revoked, as the key's next call is refused: a stream of a run waiting on its
+ * plan could otherwise go on for a day on a key its owner took back.
  */
 export async function openRunStream(
   deps: OperationDeps,
   hub: NotificationHub,
   scope: RunScope,
   input: OpenStreamInput,
+  keyId: string | undefined,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
+  const wakes = wakeUps(input.signal);
+  let keyToCheck = false;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
-  const unsubscribe = hub.subscribe('run_events', scope.runId, () => {
-    woken = true;
-    wakeUp?.();
-  });
+  const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
+  // The key's revocation, or the listening connection changing (a revocation meanwhile is unheard).
+  const unsubscribeKey = keyId
+    ? hub.subscribe('api_keys', keyId, () => {
+        keyToCheck = true;
+        wakes.wake();
+      })
+    : () => undefined;
+  const unsubscribe = () => {
+    unsubscribeRun();
+    unsubscribeKey();
+  };
   let first: RunStreamEvent | undefined;
   let endedAtSnapshot = false;
   let cursor: number;
@@ -84,21 +97,6 @@ export async function openRunStream(
   // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
   const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
 
-  /** Resolves on a notification, the heartbeat's time, or the client leaving; true for a heartbeat. */
-  const nextWake = () =>
-    new Promise<boolean>((resolve) => {
-      if (woken || input.signal.aborted) return resolve(false);
-      const timer = setTimeout(() => resolve(true), heartbeatMs);
-      const done = () => {
-        clearTimeout(timer);
-        input.signal.removeEventListener('abort', done);
-        wakeUp = undefined;
-        resolve(false);
-      };
-      wakeUp = done;
-      input.signal.addEventListener('abort', done);
-    });
-
   async function* stream(): AsyncGenerator<RunStreamEvent> {
     try {
       if (first) {
@@ -109,7 +107,12 @@ export async function openRunStream(
         if (endedAtSnapshot) return;
       }
       while (!input.signal.aborted) {
-        woken = false;
+        if (keyToCheck && keyId) {
+          keyToCheck = false;
+          // Ended: the client's reconnect is told 401, which names why.
+          if (!(await apiKeyIsLive(deps.db, keyId))) return;
+        }
+        wakes.clear();
         const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);
         // The chat was deleted meanwhile: its run is gone for the caller too.
         if (!page) return;
@@ -122,7 +125,7 @@ export async function openRunStream(
         if (page.events.length === PAGE) continue;
         // Ended, and every event of it already sent (a resume after the terminal status).
         if (isTerminal(page.status)) return;
-        if (await nextWake()) yield { kind: 'heartbeat' };
+        if (await wakes.wait(heartbeatMs)) yield { kind: 'heartbeat' };
       }
     } finally {
       unsubscribe();

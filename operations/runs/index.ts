@@ -14,6 +14,7 @@ import { weakEtag } from '../../core/hashing/canonical';
 import { createPollMemory } from './poll-memory';
 import { startRun } from './start';
 import { createStartPace } from './start-pace';
+import { watchRun } from './watch';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
@@ -114,9 +115,18 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
       return polls.unchanged({ userId: caller.userId, ...ids });
     },
 
+    /** The run each time it changes, until `signal` aborts (see watchRun); not the caller's: a 404. */
+    watchRun(
+      caller: Caller,
+      ids: Omit<RunScope, 'userId'>,
+      signal: AbortSignal,
+    ): AsyncGenerator<RunSnapshot> {
+      return watchRun(deps, hub, { userId: caller.userId, ...ids }, signal);
+    },
+
     /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
     streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
-      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input);
+      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, caller.apiKeyId);
     },
 
     /**

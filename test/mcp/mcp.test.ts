@@ -430,6 +430,39 @@ describe('MCP at /mcp', function () {
       );
     });
 
+    it('waits on a run by its notifications: a run that does not change is read once, however long the wait', async () => {
+      const client = await connect();
+      const answer = 'Held until the wait is over.';
+      const firstHalf = answer.slice(0, Math.ceil(answer.length / 2));
+      model.replies.push({ text: answer, toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const ids = idsOf(await call(client, 'send_message', { text: 'hold on' }));
+      try {
+        await waitFor(
+          async () => (await call(client, 'get_run', ids)).structuredContent.text === firstHalf || undefined,
+          { what: 'the first half written' },
+        );
+        const { pool } = gateways[0]!.deps.db;
+        const query = pool.query.bind(pool);
+        let reads = 0;
+        pool.query = ((config: unknown, ...rest: unknown[]) => {
+          if ((config as { name?: string } | undefined)?.name === 'run-snapshot') reads++;
+          return (query as (...args: unknown[]) => unknown)(config, ...rest);
+        }) as typeof pool.query;
+        try {
+          const waited = await call(client, 'wait_for_run', { ...ids, timeoutSeconds: 2 });
+          assert.equal(waited.structuredContent.status, 'RUNNING');
+        } finally {
+          pool.query = query;
+        }
+        // Polling every 250 ms read it eight times.
+        assert.equal(reads, 1);
+      } finally {
+        model.release();
+      }
+      assert.equal((await waitForRun(client, ids)).text, answer);
+    });
+
     const planReply = (): ModelReply => ({
       text: 'I will generate a cat.',
       toolCalls: [{ id: 'call_1', toolName: 'ai_image_2', input: { prompt: 'a cat' } }],

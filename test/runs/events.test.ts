@@ -205,6 +205,39 @@ describe('the run event stream', function () {
     assert.match(text, /^event: snapshot$/m);
   });
 
+  it('ends a stream when its key is revoked, on another gateway; the reconnect is told 401', async () => {
+    const owner = await createTestUser();
+    model.replies.push({ text: 'Held for the revocation.', toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const sent = await fetch(`${gatewayA.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...owner.bearer },
+      body: JSON.stringify({ text: 'stream this' }),
+    });
+    const turn = (await sent.json()) as { chatId: string; runId: string };
+    try {
+      const res = await open(gatewayB, turn, {}, owner);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!/^event: snapshot$/m.test(text)) {
+        const { value, done } = await reader.read();
+        assert.ok(!done, 'the stream is open while the run is live');
+        text += value;
+      }
+      const revoked = await fetch(`${gatewayA.url}/api/keys/${owner.apiKeyId}`, {
+        method: 'DELETE',
+        headers: { cookie: owner.cookie },
+      });
+      assert.equal(revoked.status, 204);
+      // The run is still held: only the revocation can end the stream.
+      for (;;) if ((await reader.read()).done) break;
+      const again = await open(gatewayB, turn, {}, owner);
+      assert.equal(again.status, 401);
+    } finally {
+      model.release();
+    }
+  });
+
   it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
     model.replies.push({ text: 'mine', toolCalls: [] });
     const turn = await send({ text: 'private' });

@@ -1,0 +1,38 @@
+/**
+ * What a reader of a run waits on between its reads: a notification (`wake`), the reader's
+ * signal, or the time to read again anyway (a change no notification announces). A wake that came
+ * during a read is kept, so the wait after that read returns at once.
+ */
+export function wakeUps(signal: AbortSignal) {
+  let pending = false;
+  let resolveWait: (() => void) | undefined;
+  return {
+    wake(): void {
+      pending = true;
+      resolveWait?.();
+    },
+    /** Forgets the wakes so far: called before a read, which sees what they announced. */
+    clear(): void {
+      pending = false;
+    },
+    /** False at a wake (or one kept since `clear`) or the signal's abort; true after `ms` without. */
+    wait(ms: number): Promise<boolean> {
+      return new Promise<boolean>((resolve) => {
+        if (pending || signal.aborted) return resolve(false);
+        const timer = setTimeout(() => {
+          resolveWait = undefined;
+          signal.removeEventListener('abort', done);
+          resolve(true);
+        }, ms);
+        function done() {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolveWait = undefined;
+          resolve(false);
+        }
+        resolveWait = done;
+        signal.addEventListener('abort', done);
+      });
+    },
+  };
+}

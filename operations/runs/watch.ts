@@ -1,0 +1,32 @@
+import type { NotificationHub } from '../../core/db/notification-hub';
+import type { RunScope } from '../../core/runs/store';
+import type { RunSnapshot } from '../../core/schemas/runs';
+import type { OperationDeps } from '../deps';
+import { loadSnapshot } from './snapshot';
+import { wakeUps } from './wake-ups';
+
+/**
+ * The caller's run as it changes: read now, then again at each notification of it (every write of
+ * a run sends one, see migration run_events) or, for what none announces, every
+ * STREAM_HEARTBEAT_INTERVAL; until `signal` aborts or the caller stops reading. An assistant
+ * waiting on a run over MCP costs a read per change, not one every few hundred milliseconds.
+ */
+export async function* watchRun(
+  deps: OperationDeps,
+  hub: NotificationHub,
+  scope: RunScope,
+  signal: AbortSignal,
+): AsyncGenerator<RunSnapshot> {
+  const wakes = wakeUps(signal);
+  // Subscribed before the first read, so nothing committed after that read goes unnoticed.
+  const unsubscribe = hub.subscribe('run_events', scope.runId, wakes.wake);
+  try {
+    do {
+      wakes.clear();
+      yield await loadSnapshot(deps, scope);
+      await wakes.wait(deps.config.STREAM_HEARTBEAT_INTERVAL);
+    } while (!signal.aborted);
+  } finally {
+    unsubscribe();
+  }
+}
