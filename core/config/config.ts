@@ -65,8 +65,19 @@ const trustProxy = z
 /** The first sign-in lockout (the attempts' window): the shortest SIGN_IN_LOCKOUT_MAX may be. */
 export const SIGN_IN_LOCKOUT_MIN_MS = 15 * 60 * 1000;
 
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/**
+ * A whole number as the environment spells it. An empty value is refused, not read as 0 (which
+ * `Number('')` is): `PORT=` would otherwise mean a random port, `PASSWORD_HASH_QUEUE=` no queue.
+ */
+const integer = () =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int());
+const port = (fallback: number) => integer().pipe(z.number().min(0).max(65535)).default(fallback);
+const positiveInt = (fallback: number) => integer().pipe(z.number().positive()).default(fallback);
 const optionalString = z
   .string()
   .optional()
@@ -133,19 +144,19 @@ export const configSchema = z
      * Worker tuning (README "Worker tuning" gives the measurements behind each default). Workflow
      * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
      */
-    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
+    WORKER_MAX_CACHED_WORKFLOWS: integer().pipe(z.number().min(0)).default(1000),
     /**
      * Workflow tasks the worker holds at once; its pollers are at most this many. A task stays held
      * while its local activities run (a model step, a crop, a delivery's first attempt), so this
      * bounds the turns in a model step at once, beside the tasks that only compute.
      */
-    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(200),
+    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: integer().pipe(z.number().min(2)).default(200),
     /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
     /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
-    WORKER_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).default(10),
+    WORKER_WORKFLOW_TASK_POLLERS: integer().pipe(z.number().min(2)).default(10),
     WORKER_ACTIVITY_TASK_POLLERS: positiveInt(10),
 
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// connection URL'),
@@ -193,7 +204,7 @@ export const configSchema = z
     /** Argon2 hashes run at once per gateway (19 MiB each) ... */
     PASSWORD_HASH_CONCURRENCY: positiveInt(4),
     /** ... and how many more may wait; past that sign-up and sign-in answer 503 with Retry-After. */
-    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).default(32),
+    PASSWORD_HASH_QUEUE: integer().pipe(z.number().min(0)).default(32),
     /** Redeliveries a user may ask for in an hour, over all their webhook deliveries. */
     WEBHOOK_REDELIVERIES_PER_HOUR: positiveInt(30),
     PLAN_APPROVAL_TIMEOUT: duration('24h'),

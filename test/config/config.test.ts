@@ -92,6 +92,17 @@ describe('configuration', () => {
     assert.equal(loadConfig({ ...valid, NODE_ENV: 'production' }).ALLOW_PRIVATE_NETWORK_URLS, false);
   });
 
+  it('refuses an empty or fractional number rather than reading it as 0 or rounding it', () => {
+    for (const name of ['PORT', 'WORKER_MAX_CACHED_WORKFLOWS', 'PASSWORD_HASH_QUEUE', 'DATABASE_POOL_SIZE'])
+      for (const bad of ['', ' ', '2.5', '1e3'])
+        assert.deepEqual(
+          problems({ ...valid, [name]: bad }),
+          [`${name}: expected a whole number`],
+          `${name}=${JSON.stringify(bad)}`,
+        );
+    assert.equal(loadConfig({ ...valid, PORT: ' 8080 ' }).PORT, 8080);
+  });
+
   it('names each bad variable without echoing its value', () => {
     const found = problems({
       DATABASE_URL: 'mysql://secret-host/db',
