@@ -1,7 +1,9 @@
 /**
  * The chaos suite's webhook receiver, a process of its own so the suite can SIGKILL it. It acts
- * on each delivery once, by its `x-svc-delivery-id`, as a receiver that follows docs/webhooks.md
- * does, and keeps its log in a file that outlives it (one JSON line per POST, appended before the
+ * on each delivery once, by its `x-svc-delivery-id` (one per envelope `id` here, as the suite
+ * redelivers nothing; the id the suite's checks count by), as a receiver that follows
+ * docs/webhooks.md does by the signed envelope `id`, and keeps its log in a file that outlives it
+ * (one JSON line per POST, appended before the
  * answer): `applied` for the first POST of an id, `duplicate` for a re-POST of an id it already
  * applied, `refused` for a POST it failed on purpose. It fails the first POST of about one
  * delivery in four (chosen by a hash of the id and the seed) with a 503, so retries are exercised
