@@ -31,30 +31,34 @@ function redirectSource(redirectUri: string): string {
 }
 
 /**
- * The same as a CSP source, when it is one as it stands. A host may hold `;` or `,`, which would
- * end the directive in the header: such a redirect gets no source, and the browser keeps the user
- * on the page rather than the client rewriting the page's policy.
+ * What the consent page's forms may reach: this origin, and the client's redirect, where the
+ * answer goes (form-action governs a form's redirect as well). A redirect no CSP source names is
+ * left unrestricted rather than blocked: an IPv6 literal (`http://[::1]:…`, which CSP's grammar
+ * lacks and browsers ignore), or a host holding `;` or `,`, which would end the directive.
  */
-const CSP_SOURCE = /^[a-z][a-z\d+.-]*:(\/\/([\w.-]+|\[[\da-f:.]+\])(:\d+)?)?$/i;
-function redirectCspSources(redirectUri: string): string[] {
+const CSP_SOURCE = /^[a-z][a-z\d+.-]*:(\/\/[\w.-]+(:\d+)?)?$/i;
+function consentFormAction(redirectUri: string): string | null {
   const source = redirectSource(redirectUri);
-  return CSP_SOURCE.test(source) ? [source] : [];
+  return CSP_SOURCE.test(source) ? `'self' ${source}` : null;
 }
 
 /**
- * A page of the flow. Its forms post here only; `formTargets` adds where a form's answer redirects
- * to, which form-action governs as well (the consent's answer goes back to the client). No other
- * site may frame it: a framed consent page is one a user can be tricked into clicking.
+ * A page of the flow; its forms post to `formAction` (this origin unless said otherwise; null:
+ * anywhere). No other site may frame it: a framed consent page is one a user can be tricked into
+ * clicking.
  */
-function page(res: Response, title: string, body: string, formTargets: string[] = []): void {
+function page(res: Response, title: string, body: string, formAction: string | null = "'self'"): void {
+  const policy = [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    ...(formAction === null ? [] : [`form-action ${formAction}`]),
+    "frame-ancestors 'none'",
+  ];
   res
     .status(200)
     .type('html')
     .setHeader('cache-control', 'no-store')
-    .setHeader(
-      'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; form-action ${["'self'", ...formTargets].join(' ')}; frame-ancestors 'none'`,
-    )
+    .setHeader('content-security-policy', policy.join('; '))
     .send(
       `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
         `<body style="font-family:sans-serif;max-width:32em;margin:3em auto">${body}</body></html>`,
@@ -134,7 +138,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
           `<input type="hidden" name="request" value="${escapeHtml(ops.oauth.signConsent(caller.userId, request))}">` +
           `<button type="submit" name="decision" value="allow">Allow</button> ` +
           `<button type="submit" name="decision" value="deny">Deny</button></form>`,
-        redirectCspSources(params.redirectUri),
+        consentFormAction(params.redirectUri),
       );
     },
 

@@ -62,6 +62,12 @@ const trustProxy = z
     return entries;
   });
 
+/**
+ * The longest a request waits (MCP_WAIT_MAX) or a stream stays silent (STREAM_HEARTBEAT_INTERVAL):
+ * a timer past 2^31 ms fires at once, which would end every wait, or re-read without pause.
+ */
+const LONGEST_WAIT_MS = 10 * 60 * 1000;
+
 /** The first sign-in lockout (the attempts' window): the shortest SIGN_IN_LOCKOUT_MAX may be. */
 export const SIGN_IN_LOCKOUT_MIN_MS = 15 * 60 * 1000;
 
@@ -113,7 +119,7 @@ export const configSchema = z
      * How long wait_for_run and resources/subscribe block at most: under an MCP client's request
      * timeout (60 s in the SDKs).
      */
-    MCP_WAIT_MAX: duration('55s'),
+    MCP_WAIT_MAX: duration('55s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**
      * The largest image crop_image and ai_image_2 return inline over MCP (base64 `image` content,
      * a third larger in the answer) besides its link: a model sees it without fetching a URL, and
@@ -225,7 +231,7 @@ export const configSchema = z
     /** A new account's starting credit balance (decimal); 0 leaves new accounts unable to call tools. */
     CREDIT_GRANT_ON_SIGN_UP: price('100'),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
-    STREAM_HEARTBEAT_INTERVAL: duration('15s'),
+    STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**
      * How long a finished run keeps its live-stream events; the reconciler deletes them after. A
      * resume (Last-Event-ID) after that gets the run's snapshot instead. At least a minute, so a

@@ -64,13 +64,17 @@ const WELL_FORMED_MESSAGE = 'may not contain a lone UTF-16 surrogate (half of a 
 
 /**
  * A string a client sends that PostgreSQL will store: no NUL (a text column refuses it, and so
- * does jsonb) and well-formed UTF-16 (jsonb refuses a lone surrogate, `"\ud800"` in JSON). The NUL
- * rule is a pattern, so the document states it; no JSON Schema can name a lone surrogate.
+ * does jsonb) and well-formed UTF-16 (jsonb refuses a lone surrogate, `"\ud800"` in JSON). For free
+ * text the NUL rule is a pattern, so the document states it; a format (`uri`, `email`) already
+ * rules a NUL out in the document's terms, and a pattern would take the format's place there. No
+ * JSON Schema can name a lone surrogate.
  */
 export function stored<T extends z.ZodString | z.ZodStringFormat>(schema: T): T {
-  return schema
-    .regex(NO_NUL, NO_NUL_MESSAGE)
-    .refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE) as T;
+  const noNul =
+    schema instanceof z.ZodStringFormat
+      ? schema.refine((value) => NO_NUL.test(value), NO_NUL_MESSAGE)
+      : schema.regex(NO_NUL, NO_NUL_MESSAGE);
+  return noNul.refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE) as T;
 }
 
 /**

@@ -56,7 +56,9 @@ export async function openRunStream(
   keyId: string | undefined,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
   const wakes = wakeUps(input.signal);
-  let keyToCheck = false;
+  // Checked once at the start too: a revocation between the request's check and this subscription
+  // would otherwise go unheard.
+  let keyToCheck = keyId !== undefined;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
   const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
   // The key's revocation, or the listening connection changing (a revocation meanwhile is unheard).
@@ -107,12 +109,13 @@ export async function openRunStream(
         if (endedAtSnapshot) return;
       }
       while (!input.signal.aborted) {
+        // Cleared before the key's check too: a revocation heard during it wakes the next wait.
+        wakes.clear();
         if (keyToCheck && keyId) {
           keyToCheck = false;
           // Ended: the client's reconnect is told 401, which names why.
           if (!(await apiKeyIsLive(deps.db, keyId))) return;
         }
-        wakes.clear();
         const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);
         // The chat was deleted meanwhile: its run is gone for the caller too.
         if (!page) return;

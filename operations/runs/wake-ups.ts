@@ -11,6 +11,10 @@ export function wakeUps(signal: AbortSignal) {
       pending = true;
       resolveWait?.();
     },
+    /** Whether a wake came since `clear`: a change not read yet. */
+    woken(): boolean {
+      return pending;
+    },
     /** Forgets the wakes so far: called before a read, which sees what they announced. */
     clear(): void {
       pending = false;

@@ -25,7 +25,8 @@ export async function* watchRun(
       wakes.clear();
       yield await loadSnapshot(deps, scope);
       await wakes.wait(deps.config.STREAM_HEARTBEAT_INTERVAL);
-    } while (!signal.aborted);
+      // A change announced as the wait ended is read before the watch ends: its last word is fresh.
+    } while (!signal.aborted || wakes.woken());
   } finally {
     unsubscribe();
   }

@@ -103,6 +103,12 @@ describe('configuration', () => {
     assert.equal(loadConfig({ ...valid, PORT: ' 8080 ' }).PORT, 8080);
   });
 
+  it('refuses a wait or a stream heartbeat past 10 minutes, which a timer could not hold', () => {
+    for (const name of ['MCP_WAIT_MAX', 'STREAM_HEARTBEAT_INTERVAL'])
+      assert.deepEqual(problems({ ...valid, [name]: '25d' }), [`${name}: must be at most 10m`]);
+    assert.equal(loadConfig({ ...valid, MCP_WAIT_MAX: '10m' }).MCP_WAIT_MAX, 600_000);
+  });
+
   it('names each bad variable without echoing its value', () => {
     const found = problems({
       DATABASE_URL: 'mysql://secret-host/db',

@@ -318,55 +318,64 @@ describe('MCP over OAuth 2.1', function () {
     assert.equal(tampered.status, 400);
   });
 
-  it('lets a person allow an assistant in a real browser, and back to its redirect; the page cannot be framed', async () => {
-    // The client's redirect, on another origin than the gateway, as an assistant's own listener is.
-    const callbacks: string[] = [];
-    const listener = createServer((req, res) => {
-      callbacks.push(req.url ?? '');
-      res.end('connected');
-    });
-    await new Promise<void>((resolve) => listener.listen(0, 'localhost', resolve));
-    const redirect = `http://localhost:${(listener.address() as AddressInfo).port}/callback`;
+  it('lets a person allow an assistant in a real browser, back to its redirect (a name, or an IPv6 loopback CSP cannot name); the page cannot be framed', async () => {
     const browser = await launchBrowser();
     try {
-      const registered = await fetch(`${base}/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_name: 'Browser assistant', redirect_uris: [redirect] }),
-      });
-      const { client_id } = (await registered.json()) as { client_id: string };
-      const url = new URL(`${base}/authorize`);
-      for (const [name, value] of Object.entries({
-        client_id,
-        redirect_uri: redirect,
-        response_type: 'code',
-        code_challenge: createHash('sha256')
-          .update('a-verifier-long-enough-for-pkce-0123456789')
-          .digest('base64url'),
-        code_challenge_method: 'S256',
-        state: 'browser-state',
-        scope: 'read write',
-      }))
-        url.searchParams.set(name, value);
-      const consent = await fetch(url, { headers: { cookie: user.cookie } });
-      assert.match(consent.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+      for (const [host, bind] of [
+        ['localhost', 'localhost'],
+        ['[::1]', '::1'],
+      ] as const) {
+        // The client's redirect, on another origin than the gateway, as an assistant's own listener is.
+        const callbacks: string[] = [];
+        const listener = createServer((req, res) => {
+          callbacks.push(req.url ?? '');
+          res.end('connected');
+        });
+        await new Promise<void>((resolve) => listener.listen(0, bind, resolve));
+        const redirect = `http://${host}:${(listener.address() as AddressInfo).port}/callback`;
+        try {
+          const registered = await fetch(`${base}/register`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ client_name: 'Browser assistant', redirect_uris: [redirect] }),
+          });
+          const { client_id } = (await registered.json()) as { client_id: string };
+          const url = new URL(`${base}/authorize`);
+          for (const [name, value] of Object.entries({
+            client_id,
+            redirect_uri: redirect,
+            response_type: 'code',
+            code_challenge: createHash('sha256')
+              .update('a-verifier-long-enough-for-pkce-0123456789')
+              .digest('base64url'),
+            code_challenge_method: 'S256',
+            state: 'browser-state',
+            scope: 'read write',
+          }))
+            url.searchParams.set(name, value);
+          const consent = await fetch(url, { headers: { cookie: user.cookie } });
+          assert.match(consent.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
 
-      const page = await browser.newPage();
-      const [name, value] = user.cookie.split('=');
-      await page.setCookie({ name: name ?? '', value: value ?? '', url: base });
-      await page.goto(url.href, { waitUntil: 'networkidle0' });
-      await Promise.all([page.waitForNavigation(), page.click('button[value=allow]')]);
-      const back = new URL(page.url());
-      assert.equal(`${back.origin}${back.pathname}`, redirect);
-      assert.equal(back.searchParams.get('state'), 'browser-state');
-      assert.match(back.searchParams.get('code') ?? '', /^svco_code_/);
-      assert.ok(
-        callbacks.some((c) => c.startsWith('/callback?')),
-        callbacks.join(' '),
-      );
+          const page = await browser.newPage();
+          const [name, value] = user.cookie.split('=');
+          await page.setCookie({ name: name ?? '', value: value ?? '', url: base });
+          await page.goto(url.href, { waitUntil: 'networkidle0' });
+          await Promise.all([page.waitForNavigation(), page.click('button[value=allow]')]);
+          const back = new URL(page.url());
+          assert.equal(`${back.origin}${back.pathname}`, redirect);
+          assert.equal(back.searchParams.get('state'), 'browser-state');
+          assert.match(back.searchParams.get('code') ?? '', /^svco_code_/);
+          assert.ok(
+            callbacks.some((c) => c.startsWith('/callback?')),
+            `${host}: ${callbacks.join(' ')}`,
+          );
+          await page.close();
+        } finally {
+          listener.close();
+        }
+      }
     } finally {
       await browser.close();
-      listener.close();
     }
   });
 });

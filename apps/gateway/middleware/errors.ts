@@ -7,6 +7,8 @@ import type { Logger } from '../../../core/logging/logger';
 interface HttpParserError {
   type?: string;
   status?: unknown;
+  /** Set by http-errors, which body-parser and Express use: true for a client's error. */
+  expose?: unknown;
 }
 
 /**
@@ -27,8 +29,10 @@ function fromParserError(err: HttpParserError): AppError | undefined {
   // The router could not decode a path parameter (`%E0`): it marks the URIError 400.
   if (err instanceof URIError)
     return new AppError('INVALID_REQUEST', 'The request path is not valid percent-encoding.');
-  // Any other refusal of theirs (too many form fields, a body shorter than its length) carries a 4xx.
-  if (typeof err.status !== 'number' || err.status < 400 || err.status >= 500) return undefined;
+  // Any other refusal of theirs (too many form fields, a body shorter than its length): an exposed
+  // 4xx of http-errors. Another library's `status` (a provider's answer) says nothing about ours.
+  if (err.expose !== true || typeof err.status !== 'number' || err.status < 400 || err.status >= 500)
+    return undefined;
   if (err.status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
   if (err.status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body is not supported.');
   return new AppError('INVALID_REQUEST', 'The request could not be read.');
