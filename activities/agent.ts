@@ -18,7 +18,7 @@ import {
   type TerminalStatus,
   type WaitpointStatus,
 } from '../core/runs/store';
-import { storableJson, storableText } from '../core/schemas/common';
+import { storableJson, storableText } from '../core/db/storable';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
 import {
   appendText,

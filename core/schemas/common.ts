@@ -61,6 +61,12 @@ export function decodeCursor(cursor: string): Keyset {
 const NO_NUL = /^[^\u0000]*$/;
 const NO_NUL_MESSAGE = 'may not contain NUL characters';
 const WELL_FORMED_MESSAGE = 'may not contain a lone UTF-16 surrogate (half of a character)';
+/**
+ * Half of a UTF-16 pair standing alone: what `String.prototype.isWellFormed` finds, as a regex,
+ * since the console's browsers read these schemas too and not all of them have that method.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (value: string) => !LONE_SURROGATE.test(value);
 
 /**
  * A string a client sends that PostgreSQL will store: no NUL (a text column refuses it, and so
@@ -74,26 +80,7 @@ export function stored<T extends z.ZodString | z.ZodStringFormat>(schema: T): T 
     schema instanceof z.ZodStringFormat
       ? schema.refine((value) => NO_NUL.test(value), NO_NUL_MESSAGE)
       : schema.regex(NO_NUL, NO_NUL_MESSAGE);
-  return noNul.refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE) as T;
-}
-
-/**
- * Text from outside the request (a model's reply) made storable as it stands: each NUL and each
- * lone surrogate becomes U+FFFD, as a decoder shows a byte it cannot read.
- */
-export function storableText(text: string): string {
-  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
-}
-
-/** `storableText` on every string of a JSON value (a model's tool call input). */
-export function storableJson<T>(value: T): T {
-  if (typeof value === 'string') return storableText(value) as T;
-  if (Array.isArray(value)) return value.map(storableJson) as T;
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [storableText(key), storableJson(item)]),
-    ) as T;
-  return value;
+  return noNul.refine(wellFormed, WELL_FORMED_MESSAGE) as T;
 }
 
 /**
@@ -113,7 +100,7 @@ export const visibleText = (max: number) =>
       new RegExp(`^[^\\u0000]*[^${SPACE}\\u0000][^\\u0000]*$`),
       'must have a character other than white space, and no NUL',
     )
-    .refine((value) => value.isWellFormed(), WELL_FORMED_MESSAGE)
+    .refine(wellFormed, WELL_FORMED_MESSAGE)
     .overwrite((value) => value.replace(EDGE_SPACE, ''));
 
 /**
