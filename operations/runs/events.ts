@@ -56,9 +56,11 @@ export async function openRunStream(
   keyId: string | undefined,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
   const wakes = wakeUps(input.signal);
-  // Checked once at the start too: a revocation between the request's check and this subscription
-  // would otherwise go unheard.
-  let keyToCheck = keyId !== undefined;
+  let keyToCheck = false;
+  // A revocation between the request's check and the subscription below goes unheard: the key is
+  // checked again at the first heartbeat, not at once (a burst of streams opening would each cost
+  // a query, and the gateway ~5 KiB more per stream: bench row `streams`).
+  let keyCheckedSince = false;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
   const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
   // The key's revocation, or the listening connection changing (a revocation meanwhile is unheard).
@@ -115,6 +117,7 @@ export async function openRunStream(
           keyToCheck = false;
           // Ended: the client's reconnect is told 401, which names why.
           if (!(await apiKeyIsLive(deps.db, keyId))) return;
+          keyCheckedSince = true;
         }
         const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);
         // The chat was deleted meanwhile: its run is gone for the caller too.
@@ -128,7 +131,10 @@ export async function openRunStream(
         if (page.events.length === PAGE) continue;
         // Ended, and every event of it already sent (a resume after the terminal status).
         if (isTerminal(page.status)) return;
-        if (await wakes.wait(heartbeatMs)) yield { kind: 'heartbeat' };
+        if (await wakes.wait(heartbeatMs)) {
+          keyToCheck ||= !keyCheckedSince;
+          yield { kind: 'heartbeat' };
+        }
       }
     } finally {
       unsubscribe();

@@ -238,6 +238,38 @@ describe('the run event stream', function () {
     }
   });
 
+  it('ends, at its first heartbeat, a stream whose key was revoked before it began listening', async () => {
+    const owner = await createTestUser();
+    model.replies.push({ text: 'Held past the heartbeat.', toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const sent = await fetch(`${gatewayA.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...owner.bearer },
+      body: JSON.stringify({ text: 'stream this too' }),
+    });
+    const turn = (await sent.json()) as { chatId: string; runId: string };
+    try {
+      const revoked = await fetch(`${gatewayA.url}/api/keys/${owner.apiKeyId}`, {
+        method: 'DELETE',
+        headers: { cookie: owner.cookie },
+      });
+      assert.equal(revoked.status, 204);
+      // The caller as the route's check found it a moment before the revocation.
+      const stream = await gatewayB.ops.runs.streamRun(
+        { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' },
+        turn,
+        { signal: new AbortController().signal },
+      );
+      const kinds: string[] = [];
+      for await (const event of stream) kinds.push(event.kind === 'event' ? event.event : event.kind);
+      // The run is still held: only the key's check can have ended it, at the heartbeat.
+      assert.deepEqual(kinds.slice(0, 1), ['snapshot']);
+      assert.equal(kinds.at(-1), 'heartbeat');
+    } finally {
+      model.release();
+    }
+  });
+
   it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
     model.replies.push({ text: 'mine', toolCalls: [] });
     const turn = await send({ text: 'private' });
