@@ -39,10 +39,13 @@ describe('the run event stream', function () {
     await worker.stop();
   });
 
-  async function send(body: Record<string, unknown>): Promise<{ chatId: string; runId: string }> {
+  async function send(
+    body: Record<string, unknown>,
+    who: TestUser = user,
+  ): Promise<{ chatId: string; runId: string }> {
     const res = await fetch(`${gatewayA.url}/api/v1/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...user.bearer },
+      headers: { 'content-type': 'application/json', ...who.bearer },
       body: JSON.stringify(body),
     });
     assert.equal(res.status, 202);
@@ -58,6 +61,15 @@ describe('the run event stream', function () {
     return fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}/events`, {
       headers: { ...who.bearer, ...headers },
     });
+  }
+
+  /** Revokes the user's API key with their session, on gateway A. */
+  async function revokeKey(who: TestUser): Promise<void> {
+    const res = await fetch(`${gatewayA.url}/api/keys/${who.apiKeyId}`, {
+      method: 'DELETE',
+      headers: { cookie: who.cookie },
+    });
+    assert.equal(res.status, 204);
   }
 
   /** The text a client following these events shows, starting from the snapshot's. */
@@ -209,12 +221,7 @@ describe('the run event stream', function () {
     const owner = await createTestUser();
     model.replies.push({ text: 'Held for the revocation.', toolCalls: [] });
     model.holdAfterFirstHalf();
-    const sent = await fetch(`${gatewayA.url}/api/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...owner.bearer },
-      body: JSON.stringify({ text: 'stream this' }),
-    });
-    const turn = (await sent.json()) as { chatId: string; runId: string };
+    const turn = await send({ text: 'stream this' }, owner);
     try {
       const res = await open(gatewayB, turn, {}, owner);
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -224,11 +231,7 @@ describe('the run event stream', function () {
         assert.ok(!done, 'the stream is open while the run is live');
         text += value;
       }
-      const revoked = await fetch(`${gatewayA.url}/api/keys/${owner.apiKeyId}`, {
-        method: 'DELETE',
-        headers: { cookie: owner.cookie },
-      });
-      assert.equal(revoked.status, 204);
+      await revokeKey(owner);
       // The run is still held: only the revocation can end the stream.
       for (;;) if ((await reader.read()).done) break;
       const again = await open(gatewayB, turn, {}, owner);
@@ -242,18 +245,9 @@ describe('the run event stream', function () {
     const owner = await createTestUser();
     model.replies.push({ text: 'Held past the heartbeat.', toolCalls: [] });
     model.holdAfterFirstHalf();
-    const sent = await fetch(`${gatewayA.url}/api/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...owner.bearer },
-      body: JSON.stringify({ text: 'stream this too' }),
-    });
-    const turn = (await sent.json()) as { chatId: string; runId: string };
+    const turn = await send({ text: 'stream this too' }, owner);
     try {
-      const revoked = await fetch(`${gatewayA.url}/api/keys/${owner.apiKeyId}`, {
-        method: 'DELETE',
-        headers: { cookie: owner.cookie },
-      });
-      assert.equal(revoked.status, 204);
+      await revokeKey(owner);
       // The caller as the route's check found it a moment before the revocation.
       const stream = await gatewayB.ops.runs.streamRun(
         { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' },
