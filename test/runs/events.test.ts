@@ -246,16 +246,26 @@ describe('the run event stream', function () {
     model.replies.push({ text: 'Held past the heartbeat.', toolCalls: [] });
     model.holdAfterFirstHalf();
     const turn = await send({ text: 'stream this too' }, owner);
-    try {
-      await revokeKey(owner);
-      // The caller as the route's check found it a moment before the revocation.
-      const stream = await gatewayB.ops.runs.streamRun(
-        { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' },
-        turn,
-        { signal: new AbortController().signal },
-      );
+    // The caller as the route's check found it a moment before the revocation.
+    const caller = { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' } as const;
+    const openOnB = () => gatewayB.ops.runs.streamRun(caller, turn, { signal: new AbortController().signal });
+    const kindsOf = async (stream: AsyncGenerator<{ kind: string; event?: string }>) => {
       const kinds: string[] = [];
-      for await (const event of stream) kinds.push(event.kind === 'event' ? event.event : event.kind);
+      for await (const event of stream) kinds.push(event.kind === 'event' ? event.event! : event.kind);
+      return kinds;
+    };
+    try {
+      // A stream past its own first check ends only when gateway B hears of the revocation; the
+      // stream opened after that has nothing left to hear, so nothing but its own check can end it.
+      const earlier = await openOnB();
+      for (;;) {
+        const next = await earlier.next();
+        assert.ok(!next.done, 'the stream is open while the run is live');
+        if (next.value.kind === 'heartbeat') break;
+      }
+      await revokeKey(owner);
+      await kindsOf(earlier);
+      const kinds = await kindsOf(await openOnB());
       // The run is still held: only the key's check can have ended it, at the heartbeat.
       assert.deepEqual(kinds.slice(0, 1), ['snapshot']);
       assert.equal(kinds.at(-1), 'heartbeat');
