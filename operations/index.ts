@@ -19,11 +19,12 @@ export type { Caller, OperationDeps } from './deps';
  * typed result or the AppError it throws; none holds logic of its own.
  */
 export function createOperations(deps: OperationDeps) {
-  // The one LISTEN connection of the process: run streams, remembered polls, API keys, tool calls.
+  // The one LISTEN connection of the process: run streams, remembered polls, API keys, tool calls,
+  // console sessions.
   const hub = createNotificationHub({
     url: deps.config.DATABASE_URL,
     logger: deps.logger,
-    channels: ['run_events', 'api_keys', 'tool_calls'],
+    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions'],
   });
   const runs = createRunsOperations(deps, hub);
   return {

@@ -16,6 +16,7 @@ export interface TestUser {
   apiKeyId: string;
   /** `cookie` header value of a live session. */
   cookie: string;
+  sessionId: string;
   /** Headers for public routes. */
   bearer: { authorization: string };
 }
@@ -41,9 +42,10 @@ export async function createTestUser(): Promise<TestUser> {
     [apiKeyId, userId, apiKey.slice(0, API_KEY_SHOWN_PREFIX_LENGTH), hashToken(apiKey)],
   );
   const token = newSessionToken();
+  const sessionId = randomUUID();
   await db.pool.query(
     `INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt") VALUES ($1, $2, $3, now() + interval '1 day')`,
-    [randomUUID(), userId, hashToken(token)],
+    [sessionId, userId, hashToken(token)],
   );
   return {
     userId,
@@ -51,6 +53,7 @@ export async function createTestUser(): Promise<TestUser> {
     apiKey,
     apiKeyId,
     cookie: `${SESSION_COOKIE}=${token}`,
+    sessionId,
     bearer: { authorization: `Bearer ${apiKey}` },
   };
 }

@@ -6,9 +6,10 @@ import type { Logger } from '../logging/logger';
  * the run whose stream (and so snapshot) changed (migration run_events), `api_keys` the key that
  * was revoked or deleted (migration api_key_notify), `run_cancels` the run whose cancel was just
  * recorded (migration run_cancel_notify), `tool_calls` the direct tool call whose success was just
- * recorded (migration tool_call_notify).
+ * recorded (migration tool_call_notify), `sessions` the console session that ended (migration
+ * session_notify).
  */
-export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls';
+export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions';
 /** Subscribed under this id, a wake is called for every notification on its channel. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */

@@ -65,6 +65,16 @@ export async function deleteSessionsOfUser(db: Database, userId: string): Promis
   await db.pool.query('DELETE FROM "Session" WHERE "userId" = $1', [userId]);
 }
 
+/** When the session stops working, while it works; undefined once it has ended or expired. */
+export async function sessionLiveUntil(db: Database, sessionId: string): Promise<Date | undefined> {
+  const { rows } = await db.pool.query<{ expiresAt: Date }>({
+    name: 'session-live-until',
+    text: `SELECT "expiresAt" FROM "Session" WHERE id = $1 AND "expiresAt" > now()`,
+    values: [sessionId],
+  });
+  return rows[0]?.expiresAt;
+}
+
 /** The live session a cookie's token names, if any. */
 export async function selectSession(
   db: Database,

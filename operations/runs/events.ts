@@ -1,6 +1,5 @@
 import { NotFoundError } from '../../core/errors/app-error';
-import type { NotificationHub } from '../../core/db/notification-hub';
-import { apiKeyIsLive } from '../../core/identity/store';
+import type { Channel, NotificationHub } from '../../core/db/notification-hub';
 import { explainRunMiss, selectRunEvents, type RunEventRow, type RunScope } from '../../core/runs/store';
 import {
   TERMINAL_RUN_STATUSES,
@@ -41,38 +40,52 @@ function toStreamEvent(row: RunEventRow): RunStreamEvent {
 }
 
 /**
+ * What a stream was opened with (an API key, a console session), which it must not outlive: the
+ * channel its end is notified on and its id there, and whether it works now, with until when (a
+ * session expires; a key does not).
+ */
+export interface StreamCredential {
+  channel: Extract<Channel, 'api_keys' | 'sessions'>;
+  id: string;
+  check(): Promise<{ until?: Date } | undefined>;
+}
+
+/**
  * A run's live stream: the snapshot, with the number of the last event it reflects as its id,
  * then every event after it in the order it was committed (see migration run_events), until the
  * run's terminal status. Checked against the caller's chats before anything is sent: a run that
- * is not theirs is a 404, and then nothing is streamed. Opened with an API key (`keyId`), it ends
- * when that key is revoked, as the key's next call is refused: a stream of a run waiting on its
- * plan could otherwise go on for a day on a key its owner took back.
+ * is not theirs is a 404, and then nothing is streamed. It ends when its `credential` stops
+ * working (a key revoked, a session signed out or expired), as the caller's next request is
+ * refused: a stream of a run waiting on its plan could otherwise go on for a day on a key its
+ * owner took back, or in a console its person signed out of.
  */
 export async function openRunStream(
   deps: OperationDeps,
   hub: NotificationHub,
   scope: RunScope,
   input: OpenStreamInput,
-  keyId: string | undefined,
+  credential: StreamCredential | undefined,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
   const wakes = wakeUps(input.signal);
-  let keyToCheck = false;
-  // A revocation between the request's check and the subscription below goes unheard: the key is
+  let credentialToCheck = false;
+  // An end between the request's check and the subscription below goes unheard: the credential is
   // checked again at the first heartbeat, not at once (a burst of streams opening would each cost
   // a query, and the gateway ~5 KiB more per stream: bench row `streams`).
-  let keyCheckedSince = false;
+  let credentialCheckedSince = false;
+  // A session's expiry (ms since the epoch), learned at its check: no notification announces it.
+  let expiresAt = Infinity;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
   const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
-  // The key's revocation, or the listening connection changing (a revocation meanwhile is unheard).
-  const unsubscribeKey = keyId
-    ? hub.subscribe('api_keys', keyId, () => {
-        keyToCheck = true;
+  // The credential's end, or the listening connection changing (an end meanwhile is unheard).
+  const unsubscribeCredential = credential
+    ? hub.subscribe(credential.channel, credential.id, () => {
+        credentialToCheck = true;
         wakes.wake();
       })
     : () => undefined;
   const unsubscribe = () => {
     unsubscribeRun();
-    unsubscribeKey();
+    unsubscribeCredential();
   };
   let first: RunStreamEvent | undefined;
   let endedAtSnapshot = false;
@@ -111,14 +124,17 @@ export async function openRunStream(
         if (endedAtSnapshot) return;
       }
       while (!input.signal.aborted) {
-        // Cleared before the key's check too: a revocation heard during it wakes the next wait.
+        // Cleared before the credential's check too: an end heard during it wakes the next wait.
         wakes.clear();
-        if (keyToCheck && keyId) {
-          keyToCheck = false;
+        if (credentialToCheck && credential) {
+          credentialToCheck = false;
+          const live = await credential.check();
           // Ended: the client's reconnect is told 401, which names why.
-          if (!(await apiKeyIsLive(deps.db, keyId))) return;
-          keyCheckedSince = true;
+          if (!live) return;
+          expiresAt = live.until?.getTime() ?? Infinity;
+          credentialCheckedSince = true;
         }
+        if (Date.now() >= expiresAt) return;
         const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);
         // The chat was deleted meanwhile: its run is gone for the caller too.
         if (!page) return;
@@ -131,8 +147,14 @@ export async function openRunStream(
         if (page.events.length === PAGE) continue;
         // Ended, and every event of it already sent (a resume after the terminal status).
         if (isTerminal(page.status)) return;
+        // Woken at the session's expiry too, to end there rather than at the next heartbeat.
+        const untilExpiry = expiresAt - Date.now();
+        if (untilExpiry < heartbeatMs) {
+          await wakes.wait(Math.max(untilExpiry, 0));
+          continue;
+        }
         if (await wakes.wait(heartbeatMs)) {
-          keyToCheck ||= !keyCheckedSince;
+          credentialToCheck ||= !credentialCheckedSince;
           yield { kind: 'heartbeat' };
         }
       }

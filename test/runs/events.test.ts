@@ -9,6 +9,7 @@ import { ScriptedModel } from '../support/scripted-model';
 import { readEvents, type SseEvent } from '../support/sse';
 import { waitFor } from '../support/wait';
 import { startReconciler } from '../../operations/runs';
+import type { RunStreamEvent } from '../../operations/runs/events';
 
 /**
  * The live stream of a run: the snapshot, then every change in commit order, resumable with
@@ -70,6 +71,43 @@ describe('the run event stream', function () {
       headers: { cookie: who.cookie },
     });
     assert.equal(res.status, 204);
+  }
+
+  /**
+   * Runs `test` on a turn of a user of its own whose model step holds after half its text, so the
+   * run stays live until the test is done with it (then it is released).
+   */
+  async function whileHeld(
+    test: (owner: TestUser, turn: { chatId: string; runId: string }) => Promise<void>,
+  ): Promise<void> {
+    const owner = await createTestUser();
+    model.replies.push({ text: 'Held while the test runs.', toolCalls: [] });
+    model.holdAfterFirstHalf();
+    const turn = await send({ text: 'stream this' }, owner);
+    try {
+      await test(owner, turn);
+    } finally {
+      model.release();
+    }
+  }
+
+  /** The stream's reader, once its snapshot has come; the stream must stay open until then. */
+  async function pastSnapshot(res: Response): Promise<ReadableStreamDefaultReader<string>> {
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!/^event: snapshot$/m.test(text)) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream is open while the run is live');
+      text += value;
+    }
+    return reader;
+  }
+
+  /** The kinds of a stream's events, read to its end: `snapshot`, the events' names, `heartbeat`. */
+  async function kindsOf(stream: AsyncGenerator<RunStreamEvent>): Promise<string[]> {
+    const kinds: string[] = [];
+    for await (const event of stream) kinds.push(event.kind === 'event' ? event.event : event.kind);
+    return kinds;
   }
 
   /** The text a client following these events shows, starting from the snapshot's. */
@@ -217,44 +255,22 @@ describe('the run event stream', function () {
     assert.match(text, /^event: snapshot$/m);
   });
 
-  it('ends a stream when its key is revoked, on another gateway; the reconnect is told 401', async () => {
-    const owner = await createTestUser();
-    model.replies.push({ text: 'Held for the revocation.', toolCalls: [] });
-    model.holdAfterFirstHalf();
-    const turn = await send({ text: 'stream this' }, owner);
-    try {
-      const res = await open(gatewayB, turn, {}, owner);
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let text = '';
-      while (!/^event: snapshot$/m.test(text)) {
-        const { value, done } = await reader.read();
-        assert.ok(!done, 'the stream is open while the run is live');
-        text += value;
-      }
+  it('ends a stream when its key is revoked, on another gateway; the reconnect is told 401', () =>
+    whileHeld(async (owner, turn) => {
+      const reader = await pastSnapshot(await open(gatewayB, turn, {}, owner));
       await revokeKey(owner);
       // The run is still held: only the revocation can end the stream.
       for (;;) if ((await reader.read()).done) break;
       const again = await open(gatewayB, turn, {}, owner);
       assert.equal(again.status, 401);
-    } finally {
-      model.release();
-    }
-  });
+    }));
 
-  it('ends, at its first heartbeat, a stream whose key was revoked before it began listening', async () => {
-    const owner = await createTestUser();
-    model.replies.push({ text: 'Held past the heartbeat.', toolCalls: [] });
-    model.holdAfterFirstHalf();
-    const turn = await send({ text: 'stream this too' }, owner);
-    // The caller as the route's check found it a moment before the revocation.
-    const caller = { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' } as const;
-    const openOnB = () => gatewayB.ops.runs.streamRun(caller, turn, { signal: new AbortController().signal });
-    const kindsOf = async (stream: AsyncGenerator<{ kind: string; event?: string }>) => {
-      const kinds: string[] = [];
-      for await (const event of stream) kinds.push(event.kind === 'event' ? event.event! : event.kind);
-      return kinds;
-    };
-    try {
+  it('ends, at its first heartbeat, a stream whose key was revoked before it began listening', () =>
+    whileHeld(async (owner, turn) => {
+      // The caller as the route's check found it a moment before the revocation.
+      const caller = { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' } as const;
+      const openOnB = () =>
+        gatewayB.ops.runs.streamRun(caller, turn, { signal: new AbortController().signal });
       // A stream past its own first check ends only when gateway B hears of the revocation; the
       // stream opened after that has nothing left to hear, so nothing but its own check can end it.
       const earlier = await openOnB();
@@ -269,10 +285,43 @@ describe('the run event stream', function () {
       // The run is still held: only the key's check can have ended it, at the heartbeat.
       assert.deepEqual(kinds.slice(0, 1), ['snapshot']);
       assert.equal(kinds.at(-1), 'heartbeat');
-    } finally {
-      model.release();
-    }
-  });
+    }));
+
+  it('ends a console stream when its person signs out, on another gateway; the reconnect is told 401', () =>
+    whileHeld(async (owner, turn) => {
+      const openInConsole = () =>
+        fetch(`${gatewayB.url}/console/api/v1/chats/${turn.chatId}/runs/${turn.runId}/events`, {
+          headers: { cookie: owner.cookie },
+        });
+      const reader = await pastSnapshot(await openInConsole());
+      const signedOut = await fetch(`${gatewayA.url}/api/auth/sign-out`, {
+        method: 'POST',
+        headers: { cookie: owner.cookie, origin: gatewayA.url },
+      });
+      assert.equal(signedOut.status, 204);
+      // The run is still held: only the sign-out can end the stream.
+      for (;;) if ((await reader.read()).done) break;
+      assert.equal((await openInConsole()).status, 401);
+    }));
+
+  it("ends a console stream at its session's expiry, which no notification announces", () =>
+    whileHeld(async (owner, turn) => {
+      const { db } = await testStack();
+      const { rows } = await db.pool.query<{ at: Date }>(
+        `UPDATE "Session" SET "expiresAt" = now() + interval '1 second' WHERE id = $1 RETURNING "expiresAt" AS at`,
+        [owner.sessionId],
+      );
+      // The caller as the console's session check found it, a moment before the expiry.
+      const stream = await gatewayB.ops.runs.streamRun(
+        { userId: owner.userId, sessionId: owner.sessionId, via: 'console' },
+        turn,
+        { signal: new AbortController().signal },
+      );
+      const kinds = await kindsOf(stream);
+      // The run is still held: only the session's expiry can have ended it, and not before it.
+      assert.equal(kinds[0], 'snapshot');
+      assert.ok(Date.now() >= rows[0]!.at.getTime(), 'the stream ended at the expiry, not before');
+    }));
 
   it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
     model.replies.push({ text: 'mine', toolCalls: [] });
