@@ -22,6 +22,7 @@ import { page } from '../core/schemas/common';
 import { refreshFileUrls } from '../core/storage/signing';
 import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
+import { wakeUps } from './runs/wake-ups';
 
 export interface Page<T> {
   data: T[];
@@ -29,6 +30,21 @@ export interface Page<T> {
 }
 
 const chatNotFound = () => new NotFoundError('CHAT_NOT_FOUND', 'No such chat.');
+
+/** How many of a chat's latest messages its resource (MCP `chat://{chatId}`) shows. */
+const RESOURCE_MESSAGES = 50;
+/**
+ * How often a chat's watch looks at the chat's row. No notification announces a chat's change: a
+ * send's admission would have to NOTIFY, and PostgreSQL orders every notifying commit behind one
+ * lock, which a send under load must not wait on.
+ */
+const WATCH_INTERVAL_MS = 250;
+
+/** A chat and its latest messages, oldest first: what the MCP resource `chat://{chatId}` shows. */
+export interface ChatResource {
+  chat: ChatDto;
+  messages: MessageDto[];
+}
 
 /** Chats and their messages, as every transport (REST, MCP, the console) sees them. */
 export function createChatsOperations(
@@ -76,19 +92,54 @@ export function createChatsOperations(
     },
 
     async listMessages(caller: Caller, chatId: string, query: MessageListQuery): Promise<Page<MessageDto>> {
-      const chat = await findChat(caller, chatId);
-      const { messages, attachments } = await selectMessages(pool, chat.id, query);
-      const result = page(messages, query.limit, (row) => ({ at: row.createdAt, id: row.id }));
-      const byMessage = new Map<string, AttachmentRow[]>();
-      for (const a of attachments) byMessage.set(a.messageId, [...(byMessage.get(a.messageId) ?? []), a]);
-      return {
-        data: result.data.map((m) =>
-          refreshFileUrls(deps.config, toMessageDto(deps.storage, m, byMessage.get(m.id) ?? [])),
-        ),
-        nextCursor: result.nextCursor,
-      };
+      return messagesOf(await findChat(caller, chatId), query);
+    },
+
+    /** The chat's resource: the chat, and its latest RESOURCE_MESSAGES messages, oldest first. */
+    async chatResource(caller: Caller, chatId: string): Promise<ChatResource> {
+      return resourceOf(await findChat(caller, chatId));
+    },
+
+    /**
+     * The chat's resource now, and again each time it changed, until `signal` aborts. Every change
+     * of what it shows (a message, the title, the star) moves the chat's `updatedAt`, so between
+     * changes a watch costs one read of the chat's row every WATCH_INTERVAL_MS, and its messages
+     * are read only when that moved (and every STREAM_HEARTBEAT_INTERVAL, as insurance). A chat
+     * deleted meanwhile ends the watch with CHAT_NOT_FOUND.
+     */
+    async *watchChat(caller: Caller, chatId: string, signal: AbortSignal): AsyncGenerator<ChatResource> {
+      const wakes = wakeUps(signal);
+      let chat = await findChat(caller, chatId);
+      while (!signal.aborted) {
+        yield await resourceOf(chat);
+        const seen = chat.updatedAt.getTime();
+        const readAgainAt = Date.now() + deps.config.STREAM_HEARTBEAT_INTERVAL;
+        do {
+          if (!(await wakes.wait(WATCH_INTERVAL_MS))) return;
+          chat = await findChat(caller, chatId);
+        } while (chat.updatedAt.getTime() === seen && Date.now() < readAgainAt);
+      }
     },
   };
+
+  async function resourceOf(chat: ChatRow): Promise<ChatResource> {
+    const latest = await messagesOf(chat, { limit: RESOURCE_MESSAGES, order: 'desc' });
+    // The latest, shown oldest first as get_messages pages them.
+    return { chat: toChatDto(chat), messages: latest.data.toReversed() };
+  }
+
+  async function messagesOf(chat: ChatRow, query: MessageListQuery): Promise<Page<MessageDto>> {
+    const { messages, attachments } = await selectMessages(pool, chat.id, query);
+    const result = page(messages, query.limit, (row) => ({ at: row.createdAt, id: row.id }));
+    const byMessage = new Map<string, AttachmentRow[]>();
+    for (const a of attachments) byMessage.set(a.messageId, [...(byMessage.get(a.messageId) ?? []), a]);
+    return {
+      data: result.data.map((m) =>
+        refreshFileUrls(deps.config, toMessageDto(deps.storage, m, byMessage.get(m.id) ?? [])),
+      ),
+      nextCursor: result.nextCursor,
+    };
+  }
 }
 
 export type ChatsOperations = ReturnType<typeof createChatsOperations>;

@@ -14,12 +14,10 @@ import { chatListQuerySchema, chatParamsSchema } from '../../core/schemas/chats'
 import { runParamsSchema } from '../../core/schemas/runs';
 import type { Caller, Operations } from '../../operations';
 import { toAppError } from '../gateway/middleware/errors';
-import { isSettled, pause } from './tools';
+import { isSettled } from './tools';
 
 /** The spec's code for a resource that does not exist (or is not the caller's). */
 const RESOURCE_NOT_FOUND = -32002;
-/** How often a subscription to a chat reads it again (no notification announces a chat's change). */
-const SUBSCRIBE_POLL_MS = 250;
 const JSON_TYPE = 'application/json';
 
 export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
@@ -76,13 +74,9 @@ export function registerResources(
 
   async function read(parsed: Parsed, uri: string): Promise<unknown> {
     try {
-      if (parsed.kind === 'run') return await ops.runs.getRun(caller, parsed);
-      const [chat, messages] = await Promise.all([
-        ops.chats.getChat(caller, parsed.chatId),
-        ops.chats.listMessages(caller, parsed.chatId, { limit: 50, order: 'desc' }),
-      ]);
-      // The latest 50, shown oldest first as get_messages pages them.
-      return { chat, messages: messages.data.toReversed() };
+      return parsed.kind === 'run'
+        ? await ops.runs.getRun(caller, parsed)
+        : await ops.chats.chatResource(caller, parsed.chatId);
     } catch (err) {
       throw asResourceError(err, uri);
     }
@@ -90,21 +84,16 @@ export function registerResources(
 
   /**
    * The resource now and each time it may have changed, until `signal` aborts: a run as its
-   * notifications tell (ops.runs.watchRun), a chat every SUBSCRIBE_POLL_MS.
+   * notifications tell (ops.runs.watchRun), a chat as its row does (ops.chats.watchChat).
    */
   async function* changes(parsed: Parsed, uri: string, signal: AbortSignal): AsyncGenerator<unknown> {
-    if (parsed.kind === 'run') {
-      try {
-        yield* ops.runs.watchRun(caller, parsed, signal);
-      } catch (err) {
-        throw asResourceError(err, uri);
-      }
-      return;
+    try {
+      yield* parsed.kind === 'run'
+        ? ops.runs.watchRun(caller, parsed, signal)
+        : ops.chats.watchChat(caller, parsed.chatId, signal);
+    } catch (err) {
+      throw asResourceError(err, uri);
     }
-    do {
-      yield await read(parsed, uri);
-      await pause(SUBSCRIBE_POLL_MS, signal);
-    } while (!signal.aborted);
   }
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({

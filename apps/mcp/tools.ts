@@ -77,17 +77,6 @@ export const isSettled = (s: RunSnapshot) =>
   (TERMINAL_RUN_STATUSES as readonly string[]).includes(s.status) ||
   (s.status === 'WAITING' && s.waitpoints.some((w) => w.status === 'PENDING'));
 
-export const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 function mediaTool(name: ToolName) {
   return define({
     title: name,

@@ -688,6 +688,43 @@ describe('MCP at /mcp', function () {
       assert.equal(statuses.at(-1), 'COMPLETE', statuses.join());
       assert.notEqual(statuses[0], 'COMPLETE', statuses.join());
     });
+    it("notifies a chat's subscriber when a turn lands in it, reading its messages only then", async () => {
+      const client = await connect();
+      model.replies.push({ text: 'first answer', toolCalls: [] });
+      const ids = idsOf(await call(client, 'send_message', { text: 'open a chat' }));
+      await waitForRun(client, ids);
+      const uri = `chat://${ids.chatId}`;
+      let notified!: () => void;
+      const updated = new Promise<void>((resolve) => (notified = resolve));
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        if (n.params.uri === uri) notified();
+      });
+      const { pool } = gateways[0]!.deps.db;
+      const query = pool.query.bind(pool);
+      const reads = { chat: 0, messages: 0 };
+      pool.query = ((config: unknown, ...rest: unknown[]) => {
+        const text = typeof config === 'string' ? config : ((config as { text?: string }).text ?? '');
+        if (text.includes('FROM "Message"')) reads.messages++;
+        else if (text.includes('FROM "Chat" WHERE id = $1')) reads.chat++;
+        return (query as (...args: unknown[]) => unknown)(config, ...rest);
+      }) as typeof pool.query;
+      const stop = new AbortController();
+      try {
+        const subscription = client.subscribeResource({ uri }, { signal: stop.signal });
+        // While the chat does not change, its row is looked at and its messages are not read again.
+        await waitFor(async () => reads.chat >= 5 || undefined, { what: 'the watch looking at the chat' });
+        // Reading the whole chat every 250 ms read them at every look.
+        assert.equal(reads.messages, 1);
+        model.replies.push({ text: 'second answer', toolCalls: [] });
+        const next = idsOf(await call(client, 'send_message', { chatId: ids.chatId, text: 'and again' }));
+        await updated;
+        stop.abort();
+        await assert.rejects(subscription, /abort/i);
+        await waitForRun(client, next);
+      } finally {
+        pool.query = query;
+      }
+    });
   });
 
   describe('media tools', () => {
