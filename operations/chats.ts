@@ -102,22 +102,24 @@ export function createChatsOperations(
 
     /**
      * The chat's resource now, and again each time it changed, until `signal` aborts. Every change
-     * of what it shows (a message, the title, the star) moves the chat's `updatedAt`, so between
-     * changes a watch costs one read of the chat's row every WATCH_INTERVAL_MS, and its messages
-     * are read only when that moved (and every STREAM_HEARTBEAT_INTERVAL, as insurance). A chat
-     * deleted meanwhile ends the watch with CHAT_NOT_FOUND.
+     * of what it shows (a message, the title, the star) changes the chat's row (a message its
+     * `lastMessageId`, and each its `updatedAt`), so between changes a watch costs one read of that
+     * row every WATCH_INTERVAL_MS, and the messages are read only when it changed (and every
+     * STREAM_HEARTBEAT_INTERVAL, as insurance). A chat deleted meanwhile ends the watch with
+     * CHAT_NOT_FOUND.
      */
     async *watchChat(caller: Caller, chatId: string, signal: AbortSignal): AsyncGenerator<ChatResource> {
       const wakes = wakeUps(signal);
       let chat = await findChat(caller, chatId);
       while (!signal.aborted) {
         yield await resourceOf(chat);
-        const seen = chat.updatedAt.getTime();
+        // The whole row, not `updatedAt` alone: two changes that began in one millisecond share it.
+        const seen = JSON.stringify(toChatDto(chat));
         const readAgainAt = Date.now() + deps.config.STREAM_HEARTBEAT_INTERVAL;
         do {
           if (!(await wakes.wait(WATCH_INTERVAL_MS))) return;
           chat = await findChat(caller, chatId);
-        } while (chat.updatedAt.getTime() === seen && Date.now() < readAgainAt);
+        } while (JSON.stringify(toChatDto(chat)) === seen && Date.now() < readAgainAt);
       }
     },
   };

@@ -65,14 +65,18 @@ export async function deleteSessionsOfUser(db: Database, userId: string): Promis
   await db.pool.query('DELETE FROM "Session" WHERE "userId" = $1', [userId]);
 }
 
-/** When the session stops working, while it works; undefined once it has ended or expired. */
-export async function sessionLiveUntil(db: Database, sessionId: string): Promise<Date | undefined> {
-  const { rows } = await db.pool.query<{ expiresAt: Date }>({
-    name: 'session-live-until',
-    text: `SELECT "expiresAt" FROM "Session" WHERE id = $1 AND "expiresAt" > now()`,
+/**
+ * How much longer the session works, in ms, while it works; undefined once it has ended or
+ * expired. A duration by the database's clock, so a caller's own clock need not agree with it.
+ */
+export async function sessionRemainingMs(db: Database, sessionId: string): Promise<number | undefined> {
+  const { rows } = await db.pool.query<{ remainingMs: number }>({
+    name: 'session-remaining',
+    text: `SELECT (extract(epoch FROM "expiresAt" - now()) * 1000)::float8 AS "remainingMs"
+             FROM "Session" WHERE id = $1 AND "expiresAt" > now()`,
     values: [sessionId],
   });
-  return rows[0]?.expiresAt;
+  return rows[0]?.remainingMs;
 }
 
 /** The live session a cookie's token names, if any. */

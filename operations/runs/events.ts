@@ -7,7 +7,8 @@ import {
   toWaitpointDto,
   type RunSnapshot,
 } from '../../core/schemas/runs';
-import type { OperationDeps } from '../deps';
+import type { Caller, OperationDeps } from '../deps';
+import { apiKeyIsLive, sessionRemainingMs } from '../../core/identity/store';
 import { loadSnapshotAt } from './snapshot';
 import { wakeUps } from './wake-ups';
 
@@ -41,13 +42,34 @@ function toStreamEvent(row: RunEventRow): RunStreamEvent {
 
 /**
  * What a stream was opened with (an API key, a console session), which it must not outlive: the
- * channel its end is notified on and its id there, and whether it works now, with until when (a
- * session expires; a key does not).
+ * channel its end is notified on and its id there, and whether it works now, with for how much
+ * longer in ms (a session expires; a key does not).
  */
 export interface StreamCredential {
   channel: Extract<Channel, 'api_keys' | 'sessions'>;
   id: string;
-  check(): Promise<{ until?: Date } | undefined>;
+  check(): Promise<{ remainingMs?: number } | undefined>;
+}
+
+/** What the caller's stream must not outlive: its API key, or its console session. */
+export function credentialOf(deps: OperationDeps, caller: Caller): StreamCredential | undefined {
+  const { apiKeyId, sessionId } = caller;
+  if (apiKeyId)
+    return {
+      channel: 'api_keys',
+      id: apiKeyId,
+      check: async () => ((await apiKeyIsLive(deps.db, apiKeyId)) ? {} : undefined),
+    };
+  if (sessionId)
+    return {
+      channel: 'sessions',
+      id: sessionId,
+      check: async () => {
+        const remainingMs = await sessionRemainingMs(deps.db, sessionId);
+        return remainingMs === undefined ? undefined : { remainingMs };
+      },
+    };
+  return undefined;
 }
 
 /**
@@ -67,12 +89,17 @@ export async function openRunStream(
   credential: StreamCredential | undefined,
 ): Promise<AsyncGenerator<RunStreamEvent>> {
   const wakes = wakeUps(input.signal);
+  // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
+  const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
   let credentialToCheck = false;
   // An end between the request's check and the subscription below goes unheard: the credential is
-  // checked again at the first heartbeat, not at once (a burst of streams opening would each cost
-  // a query, and the gateway ~5 KiB more per stream: bench row `streams`).
+  // checked again one heartbeat interval after the open, however busy the stream, not at once (a
+  // burst of streams opening would each cost a query, and the gateway ~5 KiB more per stream:
+  // bench row `streams`).
   let credentialCheckedSince = false;
-  // A session's expiry (ms since the epoch), learned at its check: no notification announces it.
+  const firstCheckAt = Date.now() + heartbeatMs;
+  // A session's expiry (ms since the epoch, by this clock), learned at its check: no notification
+  // announces it.
   let expiresAt = Infinity;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
   const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
@@ -111,8 +138,6 @@ export async function openRunStream(
     unsubscribe();
     throw err;
   }
-  // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
-  const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
 
   async function* stream(): AsyncGenerator<RunStreamEvent> {
     try {
@@ -126,12 +151,13 @@ export async function openRunStream(
       while (!input.signal.aborted) {
         // Cleared before the credential's check too: an end heard during it wakes the next wait.
         wakes.clear();
+        if (credential && !credentialCheckedSince && Date.now() >= firstCheckAt) credentialToCheck = true;
         if (credentialToCheck && credential) {
           credentialToCheck = false;
           const live = await credential.check();
           // Ended: the client's reconnect is told 401, which names why.
           if (!live) return;
-          expiresAt = live.until?.getTime() ?? Infinity;
+          expiresAt = live.remainingMs === undefined ? Infinity : Date.now() + live.remainingMs;
           credentialCheckedSince = true;
         }
         if (Date.now() >= expiresAt) return;
@@ -153,10 +179,7 @@ export async function openRunStream(
           await wakes.wait(Math.max(untilExpiry, 0));
           continue;
         }
-        if (await wakes.wait(heartbeatMs)) {
-          credentialToCheck ||= !credentialCheckedSince;
-          yield { kind: 'heartbeat' };
-        }
+        if (await wakes.wait(heartbeatMs)) yield { kind: 'heartbeat' };
       }
     } finally {
       unsubscribe();

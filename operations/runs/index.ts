@@ -7,8 +7,7 @@ import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
-import { openRunStream, type OpenStreamInput, type StreamCredential } from './events';
-import { apiKeyIsLive, sessionLiveUntil } from '../../core/identity/store';
+import { credentialOf, openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
 import { weakEtag } from '../../core/hashing/canonical';
@@ -170,24 +169,3 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
 export type RunsOperations = ReturnType<typeof createRunsOperations>;
 export { startDispatcher } from './dispatcher';
 export { startReconciler } from './reconciler';
-
-/** What the caller's stream must not outlive: its API key, or its console session. */
-function credentialOf(deps: OperationDeps, caller: Caller): StreamCredential | undefined {
-  const { apiKeyId, sessionId } = caller;
-  if (apiKeyId)
-    return {
-      channel: 'api_keys',
-      id: apiKeyId,
-      check: async () => ((await apiKeyIsLive(deps.db, apiKeyId)) ? {} : undefined),
-    };
-  if (sessionId)
-    return {
-      channel: 'sessions',
-      id: sessionId,
-      check: async () => {
-        const until = await sessionLiveUntil(deps.db, sessionId);
-        return until && { until };
-      },
-    };
-  return undefined;
-}

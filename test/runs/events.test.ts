@@ -9,7 +9,8 @@ import { ScriptedModel } from '../support/scripted-model';
 import { readEvents, type SseEvent } from '../support/sse';
 import { waitFor } from '../support/wait';
 import { startReconciler } from '../../operations/runs';
-import type { RunStreamEvent } from '../../operations/runs/events';
+import { credentialOf, openRunStream, type RunStreamEvent } from '../../operations/runs/events';
+import { createNotificationHub } from '../../core/db/notification-hub';
 
 /**
  * The live stream of a run: the snapshot, then every change in commit order, resumable with
@@ -271,13 +272,14 @@ describe('the run event stream', function () {
       const caller = { userId: owner.userId, apiKeyId: owner.apiKeyId, via: 'rest' } as const;
       const openOnB = () =>
         gatewayB.ops.runs.streamRun(caller, turn, { signal: new AbortController().signal });
-      // A stream past its own first check ends only when gateway B hears of the revocation; the
-      // stream opened after that has nothing left to hear, so nothing but its own check can end it.
+      // A stream past its own check (made after its first heartbeat, so done by its second) ends
+      // only when gateway B hears of the revocation; the stream opened after that has nothing left
+      // to hear, so nothing but its own check can end it.
       const earlier = await openOnB();
-      for (;;) {
+      for (let heartbeats = 0; heartbeats < 2;) {
         const next = await earlier.next();
         assert.ok(!next.done, 'the stream is open while the run is live');
-        if (next.value.kind === 'heartbeat') break;
+        if (next.value.kind === 'heartbeat') heartbeats++;
       }
       await revokeKey(owner);
       await kindsOf(earlier);
@@ -321,6 +323,58 @@ describe('the run event stream', function () {
       // The run is still held: only the session's expiry can have ended it, and not before it.
       assert.equal(kinds[0], 'snapshot');
       assert.ok(Date.now() >= rows[0]!.at.getTime(), 'the stream ended at the expiry, not before');
+    }));
+
+  it('checks a busy stream too: one heartbeat interval after its open, whether or not events kept it from a quiet one', () =>
+    whileHeld(async (owner, turn) => {
+      const { db } = await testStack();
+      await db.pool.query(`UPDATE "Session" SET "expiresAt" = now() + interval '1 second' WHERE id = $1`, [
+        owner.sessionId,
+      ]);
+      // A hub already listening: the wake a connection's opening gives its subscribers (which
+      // checks a stream's credential) must not stand in for the check under test.
+      const { config, logger } = gatewayB.deps;
+      const hub = createNotificationHub({
+        url: config.DATABASE_URL,
+        logger,
+        channels: ['run_events', 'sessions'],
+      });
+      const unsubscribe = hub.subscribe('run_events', randomUUID(), () => undefined);
+      try {
+        await waitFor(async () => hub.listening() || undefined, { what: 'the hub listening' });
+        const caller = { userId: owner.userId, sessionId: owner.sessionId, via: 'console' } as const;
+        const stream = await openRunStream(
+          gatewayB.deps,
+          hub,
+          { userId: owner.userId, ...turn },
+          { signal: new AbortController().signal },
+          credentialOf(gatewayB.deps, caller),
+        );
+        // Events four times a heartbeat interval, for up to 100 of them: the stream is never quiet.
+        const most = 100;
+        let appended = 0;
+        let ended = false;
+        const appending = (async () => {
+          while (!ended && appended < most) {
+            await db.pool.query(`SELECT run_event_append($1, 'text.delta', '{"text": "."}'::jsonb)`, [
+              turn.runId,
+            ]);
+            appended++;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        })();
+        const kinds = await kindsOf(stream);
+        ended = true;
+        await appending;
+        assert.ok(!kinds.includes('heartbeat'), 'the stream was never quiet');
+        assert.ok(
+          appended < most,
+          `the stream ended at its session's expiry, while events still came (${appended})`,
+        );
+      } finally {
+        unsubscribe();
+        await hub.close();
+      }
     }));
 
   it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
