@@ -22,7 +22,7 @@ import { page } from '../core/schemas/common';
 import { refreshFileUrls } from '../core/storage/signing';
 import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
-import { wakeUps } from './runs/wake-ups';
+import { wakeUps } from './wake-ups';
 
 export interface Page<T> {
   data: T[];

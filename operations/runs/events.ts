@@ -10,7 +10,7 @@ import {
 import type { Caller, OperationDeps } from '../deps';
 import { apiKeyIsLive, sessionRemainingMs } from '../../core/identity/store';
 import { loadSnapshotAt } from './snapshot';
-import { wakeUps } from './wake-ups';
+import { wakeUps } from '../wake-ups';
 
 /** Events read per statement; a stream far behind catches up in pages. */
 const PAGE = 200;
@@ -91,13 +91,11 @@ export async function openRunStream(
   const wakes = wakeUps(input.signal);
   // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
   const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
-  let credentialToCheck = false;
-  // An end between the request's check and the subscription below goes unheard: the credential is
-  // checked again one heartbeat interval after the open, however busy the stream, not at once (a
-  // burst of streams opening would each cost a query, and the gateway ~5 KiB more per stream:
-  // bench row `streams`).
-  let credentialCheckedSince = false;
-  const firstCheckAt = Date.now() + heartbeatMs;
+  // When the credential is checked next: at once when its end may have been notified; otherwise
+  // once, one heartbeat interval after the open, however busy the stream, for an end between the
+  // request's check and the subscription below (unheard). Not at once: a burst of streams opening
+  // would each cost a query, and the gateway ~5 KiB more per stream (bench row `streams`).
+  let checkAt = credential ? Date.now() + heartbeatMs : Infinity;
   // A session's expiry (ms since the epoch, by this clock), learned at its check: no notification
   // announces it.
   let expiresAt = Infinity;
@@ -106,7 +104,7 @@ export async function openRunStream(
   // The credential's end, or the listening connection changing (an end meanwhile is unheard).
   const unsubscribeCredential = credential
     ? hub.subscribe(credential.channel, credential.id, () => {
-        credentialToCheck = true;
+        checkAt = 0;
         wakes.wake();
       })
     : () => undefined;
@@ -151,14 +149,12 @@ export async function openRunStream(
       while (!input.signal.aborted) {
         // Cleared before the credential's check too: an end heard during it wakes the next wait.
         wakes.clear();
-        if (credential && !credentialCheckedSince && Date.now() >= firstCheckAt) credentialToCheck = true;
-        if (credentialToCheck && credential) {
-          credentialToCheck = false;
+        if (credential && Date.now() >= checkAt) {
+          checkAt = Infinity;
           const live = await credential.check();
           // Ended: the client's reconnect is told 401, which names why.
           if (!live) return;
           expiresAt = live.remainingMs === undefined ? Infinity : Date.now() + live.remainingMs;
-          credentialCheckedSince = true;
         }
         if (Date.now() >= expiresAt) return;
         const page = await selectRunEvents(deps.db.pool, scope, cursor, PAGE);

@@ -3,7 +3,7 @@ import type { RunScope } from '../../core/runs/store';
 import type { RunSnapshot } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
 import { loadSnapshot } from './snapshot';
-import { wakeUps } from './wake-ups';
+import { wakeUps } from '../wake-ups';
 
 /**
  * The caller's run as it changes: read now, then again at each notification of it (every write of

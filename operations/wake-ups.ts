@@ -1,7 +1,7 @@
 /**
- * What a reader of a run waits on between its reads: a notification (`wake`), the reader's
- * signal, or the time to read again anyway (a change no notification announces). A wake that came
- * during a read is kept, so the wait after that read returns at once.
+ * What a reader of a run or a chat waits on between its reads: a notification (`wake`), the
+ * reader's signal, or the time to read again anyway (a change no notification announces). A wake
+ * that came during a read is kept, so the wait after that read returns at once.
  */
 export function wakeUps(signal: AbortSignal) {
   let pending = false;
