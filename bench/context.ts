@@ -25,6 +25,8 @@ export interface Bench {
   temporal: TemporalClientHandle;
   /** Settings every gateway and worker of the bench runs with, in-process or not. */
   env: Record<string, string>;
+  /** The nice value the worker processes and the Temporal server run at, as `npm start` runs them. */
+  backgroundNice: number;
   /** The real gateway and worker in the bench's own process, on a queue of their own; started once, on first use. */
   inProcess(): Promise<{ gateway: TestGateway; worker: TestWorker }>;
   /** Stops the in-process pair, whose idle pollers would otherwise load the server under the rows after it. */
@@ -32,7 +34,11 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-export async function openBench(stack: TestStack, selection: Selection): Promise<Bench> {
+export async function openBench(
+  stack: TestStack,
+  selection: Selection,
+  backgroundNice: number,
+): Promise<Bench> {
   const storageDir = await mkdtemp(path.join(os.tmpdir(), 'bench-files-'));
   const env = {
     SEND_RATE_LIMIT_PER_MINUTE: '100000000',
@@ -78,6 +84,7 @@ export async function openBench(stack: TestStack, selection: Selection): Promise
     image: { url: `http://127.0.0.1:${(media.address() as AddressInfo).port}/photo.jpg`, jpeg },
     temporal,
     env,
+    backgroundNice,
     inProcess() {
       pair ??= (async () => {
         const config = stack.config({
@@ -146,7 +153,7 @@ export async function startServiceProcesses(bench: Bench): Promise<ServiceProces
   const taskQueue = `bench-turns-${randomBytes(4).toString('hex')}`;
   const port = await freePort();
   const env = processEnv(bench, taskQueue, port);
-  const worker = await startService('worker', env);
+  const worker = await startService('worker', env, bench.backgroundNice);
   const gateway = await startService('gateway', env).catch(async (err: unknown) => {
     await worker.stop();
     throw err;

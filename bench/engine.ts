@@ -25,10 +25,10 @@ export function engineOf(argv: readonly string[], env: NodeJS.ProcessEnv): Engin
 
 /**
  * Starts PostgreSQL and the Temporal cluster as children of the bench (so its CPU rows count
- * them, service by service), and points testkit at them (TEST_DATABASE_URL,
+ * them, service by service), the cluster's services at `nice` as `npm run start:cluster` runs them, and points testkit at them (TEST_DATABASE_URL,
  * TEST_TEMPORAL_ADDRESS). Resolves to the function that stops them.
  */
-export async function startClusterEngine(): Promise<() => Promise<void>> {
+export async function startClusterEngine(nice: number): Promise<() => Promise<void>> {
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-cluster-'));
   // When run as root, PostgreSQL runs as its own system user, which must reach the folder.
   await chmod(dir, 0o755);
@@ -44,7 +44,7 @@ export async function startClusterEngine(): Promise<() => Promise<void>> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    cluster = await startTestCluster(postgres);
+    cluster = await startTestCluster(postgres, { nice });
     const adminUrl = postgres.url('postgres');
     process.env.TEST_DATABASE_URL = adminUrl;
     process.env.TEST_TEMPORAL_ADDRESS = cluster.address;

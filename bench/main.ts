@@ -6,6 +6,8 @@
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { listenerOf } from '../core/process/procfs';
+import { backgroundNiceSetting, lowerPriority } from '../core/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
 import { startBare, type BareStack } from './bare';
@@ -121,6 +123,8 @@ async function main(): Promise<void> {
   if (process.env.DATABASE_URL && !process.env.TEST_DATABASE_URL)
     process.env.TEST_DATABASE_URL = process.env.DATABASE_URL;
   const engine = engineOf(process.argv.slice(2), process.env);
+  // The background tier runs below the front door, as `npm start` runs it (STACK_BACKGROUND_NICE=0: not).
+  const backgroundNice = backgroundNiceSetting(process.env);
   const keys = ROW_KEYS.filter((k) => selection.keys.has(k));
   const load = os.loadavg().map((l) => l.toFixed(1));
   console.log(`bench: rows ${keys.join(', ')}; ${os.cpus().length} cores, load average ${load.join(' ')}`);
@@ -128,17 +132,18 @@ async function main(): Promise<void> {
   let stopEngine: (() => Promise<void>) | undefined;
   if (engine === 'cluster') {
     console.log('bench: starting PostgreSQL + a Temporal cluster (four services on PostgreSQL)…');
-    stopEngine = await startClusterEngine();
+    stopEngine = await startClusterEngine(backgroundNice);
   } else {
     console.log('bench: starting stack (PostgreSQL + Temporal dev server)…');
   }
   // pg_stat_statements, for the statements per turn beside the CPU table (an embedded server only).
   const stack = await testStack({ statementStats: true });
+  if (engine === 'dev' && !process.env.TEST_TEMPORAL_ADDRESS) await lowerDevServer(stack, backgroundNice);
   const postgres = await postgresDurability(stack);
-  const durability = `Temporal: ${engine === 'cluster' ? 'cluster on PostgreSQL' : 'dev server (SQLite)'}; PostgreSQL ${external ? '(external)' : '(embedded)'}: synchronous_commit=${postgres.synchronous_commit}, fsync=${postgres.fsync}`;
+  const durability = `Temporal: ${engine === 'cluster' ? 'cluster on PostgreSQL' : 'dev server (SQLite)'}; PostgreSQL ${external ? '(external)' : '(embedded)'}: synchronous_commit=${postgres.synchronous_commit}, fsync=${postgres.fsync}; Temporal and workers at nice ${backgroundNice}`;
   console.log(`bench: ${durability}`);
 
-  const bench = await openBench(stack, selection);
+  const bench = await openBench(stack, selection, backgroundNice);
   const results: Results = { rows: [], tables: [], data: {} };
   try {
     await run(bench, results);
@@ -174,6 +179,7 @@ async function main(): Promise<void> {
     rowsMeasured: keys,
     engine,
     postgres,
+    backgroundNice,
     samples: { ...SAMPLES, load: LOAD },
     rows,
     tables: results.tables,
@@ -187,6 +193,17 @@ async function main(): Promise<void> {
   console.log(`\nwrote bench/results/${file} in ${out.durationSeconds.toFixed(0)} s`);
   await stopTestStack();
   await stopEngine?.();
+}
+
+/**
+ * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
+ * by the port it listens on and lowered to `nice` as `npm start` starts it.
+ */
+async function lowerDevServer(stack: TestStack, nice: number): Promise<void> {
+  const port = Number(stack.temporalAddress.split(':').pop());
+  const server = await listenerOf(port);
+  if (!server) throw new Error(`bench: no process listens on the dev server's port ${port}`);
+  await lowerPriority(server.pid, nice);
 }
 
 /** `<name>.json`, or `<name>-2.json`, `-3`… when a run of the same day and rows wrote it already. */

@@ -1,6 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { atNice } from '../core/process/priority';
 
 const ROOT = path.resolve(__dirname, '..');
 const READY_TIMEOUT_MS = 120_000;
@@ -19,13 +20,15 @@ export interface ServiceProcess {
 /**
  * Starts `apps/<app>/main.ts` as its own Node process, the way `npm run start:<app>` does but
  * without the npm and tsx wrapper processes, so its pid is the process whose memory and CPU we
- * report. Resolves once the app says it is ready (core/process/ready.ts).
+ * report; at `nice`, as `npm start` runs a worker (core/process/priority.ts). Resolves once the
+ * app says it is ready (core/process/ready.ts).
  */
 export function startService(
   app: 'gateway' | 'worker',
   env: Record<string, string>,
+  nice = 0,
 ): Promise<ServiceProcess> {
-  return startProcess(app, path.join(ROOT, 'apps', app, 'main.ts'), env);
+  return startProcess(app, path.join(ROOT, 'apps', app, 'main.ts'), env, nice);
 }
 
 /** Starts a TypeScript entry point as its own Node process; it says 'ready' over IPC when it is. */
@@ -33,21 +36,24 @@ export async function startProcess(
   name: string,
   entry: string,
   env: Record<string, string>,
+  nice = 0,
 ): Promise<ServiceProcess> {
-  const child: ChildProcess = fork(entry, [], {
+  // spawn rather than fork, so that nice(1) can exec Node: the pid is Node's either way.
+  const [command, args] = atNice(nice, process.execPath, [
+    '--expose-gc',
+    '--import',
+    'tsx',
+    '--require',
+    path.join(__dirname, 'gc-hook.cjs'),
+    // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (bench/README.md).
+    ...(process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF, name)}`]
+      : []),
+    entry,
+  ]);
+  const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    execArgv: [
-      '--expose-gc',
-      '--import',
-      'tsx',
-      '--require',
-      path.join(__dirname, 'gc-hook.cjs'),
-      // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (bench/README.md).
-      ...(process.env.BENCH_CPU_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF, name)}`]
-        : []),
-    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   await new Promise<void>((resolve, reject) => {

@@ -28,7 +28,10 @@ export interface TestCluster {
 }
 
 /** Installs the schema, starts every service and registers the default namespace. */
-export async function startTestCluster(postgres: EmbeddedPostgresHandle): Promise<TestCluster> {
+export async function startTestCluster(
+  postgres: EmbeddedPostgresHandle,
+  options: { nice?: number } = {},
+): Promise<TestCluster> {
   const adminUrl = postgres.url('postgres');
   const binary = await resolveClusterTool('server', { find: true });
   await installTemporalSchemas(await resolveClusterTool('sql-tool', { find: true }), adminUrl);
@@ -54,7 +57,7 @@ export async function startTestCluster(postgres: EmbeddedPostgresHandle): Promis
     async start(only) {
       for (const name of TEMPORAL_SERVICES) {
         if ((only && only !== name) || services.get(name)?.running()) continue;
-        const service = startTemporalService(binary, name, env);
+        const service = startTemporalService(binary, name, env, { nice: options.nice });
         services.set(name, service);
         if (name === 'frontend') await waitForFrontend(address, service);
       }

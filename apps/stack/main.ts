@@ -27,6 +27,7 @@ import {
 } from '../../core/embedded/temporal-cluster';
 import { describeExit, startChild, type Child } from '../../core/process/child';
 import { portProblem } from '../../core/process/ports';
+import { BACKGROUND_NICE, backgroundNiceSetting } from '../../core/process/priority';
 import { reasonOf } from '../../core/process/reason';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { lockDataFolder } from './lock';
@@ -62,6 +63,8 @@ const workers: Child[] = [];
 let gateway: Child | undefined;
 let releaseLock: (() => Promise<void>) | undefined;
 let grace = 10_000;
+/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, core/process/priority.ts). */
+let backgroundNice = BACKGROUND_NICE;
 
 function portSetting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -211,7 +214,7 @@ async function startTemporalCluster(adminUrl: string, ports: ClusterPorts): Prom
   for (const [index, service] of TEMPORAL_SERVICES.entries()) {
     if (stopping) return '';
     const child = await keep(temporal, index, async () => {
-      const started = startTemporalService(server, service, env);
+      const started = startTemporalService(server, service, env, { nice: backgroundNice });
       if (service === 'frontend') await waitForFrontend(address, started);
       return started;
     });
@@ -230,7 +233,7 @@ async function startTemporalCluster(adminUrl: string, ports: ClusterPorts): Prom
   return address;
 }
 
-function startApp(name: string, script: string, env: NodeJS.ProcessEnv): Child {
+function startApp(name: string, script: string, env: NodeJS.ProcessEnv, nice = 0): Child {
   return startChild({
     name,
     command: process.execPath,
@@ -239,6 +242,7 @@ function startApp(name: string, script: string, env: NodeJS.ProcessEnv): Child {
     env,
     ipc: true,
     lifelineSignal: 'SIGTERM',
+    nice,
   });
 }
 
@@ -310,6 +314,7 @@ async function main(): Promise<void> {
   const graceSetting = parseDuration(process.env.SHUTDOWN_GRACE ?? '10s');
   if (graceSetting === undefined) throw new Error('SHUTDOWN_GRACE must be a duration such as 10s');
   grace = graceSetting;
+  backgroundNice = backgroundNiceSetting(process.env);
   const embeddedPostgres = !process.env.DATABASE_URL;
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
 
@@ -426,6 +431,7 @@ async function main(): Promise<void> {
       }),
       env: process.env,
       lifelineSignal: 'SIGTERM',
+      nice: backgroundNice,
     });
     temporal.push(server);
     env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
@@ -444,7 +450,7 @@ async function main(): Promise<void> {
       const name = CLUSTER ? `worker ${i + 1}` : 'the worker';
       const workerEnv = { ...env, WORKER_HTTP_PORT: String(nthPort(workerHttpPort, i)) };
       const worker = await keep(workers, i, async () => {
-        const started = startApp(name, 'apps/worker/main.ts', workerEnv);
+        const started = startApp(name, 'apps/worker/main.ts', workerEnv, backgroundNice);
         await waitForReady(started);
         return started;
       });

@@ -170,7 +170,7 @@ export function startTemporalService(
   server: string,
   service: TemporalService,
   env: NodeJS.ProcessEnv,
-  options: { echo?: boolean } = {},
+  options: { echo?: boolean; nice?: number } = {},
 ): Child {
   return startChild({
     name: `the Temporal ${service} service`,
@@ -189,6 +189,7 @@ export function startTemporalService(
     env,
     lifelineSignal: 'SIGTERM',
     echo: options.echo ?? false,
+    nice: options.nice,
   });
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { atNice, lowerAutogroup } from './priority';
 
 /**
  * A process `npm start` supervises. Each child gets a session (and process group) of its own, so a
@@ -22,6 +23,8 @@ export interface ChildOptions {
   lifelineSignal: NodeJS.Signals;
   /** Copy its output to ours as it comes (default true); it is kept for error messages either way. */
   echo?: boolean;
+  /** Runs it below the supervisor's CPU priority, at this nice value (core/process/priority.ts). */
+  nice?: number;
 }
 
 export interface Exit {
@@ -56,9 +59,11 @@ export function describeExit({ code, signal }: Exit): string {
 }
 
 export function startChild(options: ChildOptions): Child {
+  const nice = options.nice ?? 0;
+  const [program, programArgs] = atNice(nice, options.command, options.args);
   const [command, args] = SETPRIV
-    ? [SETPRIV, ['--pdeathsig', options.lifelineSignal, '--', options.command, ...options.args]]
-    : [options.command, [...options.args]];
+    ? [SETPRIV, ['--pdeathsig', options.lifelineSignal, '--', program, ...programArgs]]
+    : [program, programArgs];
   const proc = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
@@ -66,6 +71,9 @@ export function startChild(options: ChildOptions): Child {
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
   });
+  // Its threads run at `nice` from their start (nice(1) adds to whatever it finds, so they are
+  // left alone here); its session, its own, gets the same weight.
+  if (proc.pid !== undefined) void lowerAutogroup(proc.pid, nice);
   const lines: string[] = [];
   const listeners: ((line: string) => void)[] = [];
   const exited = new Promise<Exit>((resolve) => {

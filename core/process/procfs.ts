@@ -7,6 +7,10 @@ import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 export interface ProcessInfo {
   pid: number;
   ppid: number;
+  /** The session it belongs to: its own pid when it leads one. */
+  session: number;
+  /** The nice value of its main thread (Linux keeps one per thread). */
+  nice: number;
   /** The command line, arguments joined by spaces, cut at 160 characters. */
   command: string;
 }
@@ -34,6 +38,8 @@ export async function liveProcess(pid: number): Promise<ProcessInfo | undefined>
   return {
     pid,
     ppid: Number(fields[1]),
+    session: Number(fields[3]),
+    nice: Number(fields[16]),
     command: (command || `[${name}]`).slice(0, 160),
   };
 }

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { get as httpGet } from 'node:http';
+import { BACKGROUND_NICE } from '../../core/process/priority';
 import { liveProcess } from '../../core/process/procfs';
 import { send, signUp, startImageServer, startReceiver, subscribe, type Account } from '../faults/support';
+import { expectedPriority, priorityOf } from '../support/priority';
 import { waitFor } from '../support/wait';
 import { theCluster } from './hooks';
 import type { Cluster, ClusterProcess } from './support';
 
 const TERMINAL = ['COMPLETE', 'FAILED', 'CANCELLED'];
+/** What npm run start:cluster runs below the gateways' CPU priority (STACK_BACKGROUND_NICE's default). */
+const BACKGROUND: readonly ClusterProcess[] = ['worker 1', 'worker 2', 'history', 'matching'];
+const niceOf = (p: ClusterProcess) => (BACKGROUND.includes(p) ? BACKGROUND_NICE : 0);
 
 type Kind = 'text' | 'tool' | 'plan';
 interface Turn {
@@ -219,6 +224,10 @@ describe('the cluster topology (npm run start:cluster)', function () {
   }
 
   it('serves the contract through both gateways on one address, and the Temporal UI lists the runs', async () => {
+    // Temporal's services and the workers run below the gateways' CPU priority.
+    for (const p of ['gateway 1', 'gateway 2', ...BACKGROUND] as const) {
+      assert.deepEqual(await priorityOf(cluster.pidOf(p)), expectedPriority(niceOf(p)), p);
+    }
     const turns = await sendTurns(6, 'both gateways');
     const approvals = approveWhileRunning(turns);
     try {
@@ -289,6 +298,8 @@ describe('the cluster topology (npm run start:cluster)', function () {
         const next = await waitForNewPid(victim.process, pid);
         const backAfter = (Date.now() - killedAt) / 1000;
         assert.ok(await liveProcess(next), `${victim.process} runs again`);
+        // …at the priority it had.
+        assert.deepEqual(await priorityOf(next), expectedPriority(niceOf(victim.process)), victim.process);
         const result = await assertEachOnce(turns);
         const { approved: plans, hung } = await approvals.stop();
         assert.equal(hung, 0, `requests left unanswered for ${HUNG_MS / 1000} s after the kill`);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { ProcessInfo } from '../../core/process/procfs';
 import { readiness, send, signUp, startReceiver, subscribe, type Account } from '../faults/support';
 import { startFakePredictionServer } from '../support/fake-providers';
+import { expectedPriority, priorityOf } from '../support/priority';
 import { waitFor } from '../support/wait';
 import {
   busyPorts,
@@ -282,6 +283,29 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
       }
     });
   }
+
+  it('runs the worker and the Temporal server below the gateway and PostgreSQL in CPU priority, at STACK_BACKGROUND_NICE, and refuses a value it cannot use', async () => {
+    const refused = startStack(await settingsFor({ STACK_BACKGROUND_NICE: '-5' }));
+    assert.equal((await refused.exited).code, 1, refused.output());
+    assert.match(
+      refused.output(),
+      /\[stack\] failed: STACK_BACKGROUND_NICE must be a whole number from 0 to 19, not "-5"/,
+    );
+
+    const settings = await settingsFor({ STACK_BACKGROUND_NICE: '7' });
+    const stack = await started(settings);
+    const tree = await processTree(stack.pid);
+    const find = (pattern: RegExp) => {
+      const found = tree.find((p) => pattern.test(p.command));
+      assert.ok(found, `no process matches ${pattern}: ${tree.map((p) => p.command).join('\n')}`);
+      return found;
+    };
+    const background = [find(/apps\/worker\/main\.ts/), find(/temporal server start-dev/)];
+    const front = [find(/apps\/gateway\/main\.ts/), find(/bin\/postgres /)];
+    for (const p of background) assert.deepEqual(await priorityOf(p.pid), expectedPriority(7), p.command);
+    for (const p of front) assert.deepEqual(await priorityOf(p.pid), expectedPriority(0), p.command);
+    await stopAndCheck(stack, settings, 'SIGTERM', tree);
+  });
 
   it('refuses a second stack beside a running one, naming the data folder, the ports and the processes holding them', async () => {
     const settings = await settingsFor();

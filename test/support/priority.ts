@@ -1,0 +1,26 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * The distinct nice values of a process's threads (Linux keeps one per thread), and its
+ * autogroup's: the weight its session gets against the others (every child of the stack leads a
+ * session of its own); null on a kernel without autogroups.
+ */
+export async function priorityOf(pid: number): Promise<{ threads: number[]; autogroup: number | null }> {
+  const nices = new Set<number>();
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+    if (stat) nices.add(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  // "/autogroup-123 nice 7"; no file when the kernel has no autogroups.
+  const autogroup = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => undefined);
+  return {
+    threads: [...nices].sort((a, b) => a - b),
+    autogroup: autogroup === undefined ? null : Number(/nice (-?\d+)/.exec(autogroup)?.[1]),
+  };
+}
+
+/** What priorityOf reads of a process at `nice` (the stack's children each lead a session of their own). */
+export function expectedPriority(nice: number): { threads: number[]; autogroup: number | null } {
+  return { threads: [nice], autogroup: existsSync('/proc/self/autogroup') ? nice : null };
+}
