@@ -25,8 +25,9 @@ export function engineOf(argv: readonly string[], env: NodeJS.ProcessEnv): Engin
 
 /**
  * Starts PostgreSQL and the Temporal cluster as children of the bench (so its CPU rows count
- * them, service by service), the cluster's services at `nice` as `npm run start:cluster` runs them, and points testkit at them (TEST_DATABASE_URL,
- * TEST_TEMPORAL_ADDRESS). Resolves to the function that stops them.
+ * them, service by service), the cluster's services at `nice` as `npm run start:cluster` runs
+ * them, and points testkit at them (TEST_DATABASE_URL, TEST_TEMPORAL_ADDRESS). Resolves to the
+ * function that stops them.
  */
 export async function startClusterEngine(nice: number): Promise<() => Promise<void>> {
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-cluster-'));

@@ -3,11 +3,11 @@
  * same run on the same servers. `npm run bench -- --rows=sustained,cpu` (or BENCH_ROWS) measures
  * some rows only. See bench/README.md for every row, its baseline and how to read the table.
  */
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { listenerOf } from '../core/process/procfs';
-import { backgroundNiceSetting, lowerPriority } from '../core/process/priority';
+import { backgroundNiceSetting, lowerAutogroup } from '../core/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
 import { startBare, type BareStack } from './bare';
@@ -197,13 +197,23 @@ async function main(): Promise<void> {
 
 /**
  * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
- * by the port it listens on and lowered to `nice` as `npm start` starts it.
+ * by the port it listens on and lowered to `nice` like the stack's (core/process/priority.ts):
+ * each thread it has (a thread it starts later inherits its starter's nice), and its session's
+ * weight when it leads one. Unlike `npm start`'s children it may share the bench's session, where
+ * the threads' nice is what counts.
  */
 async function lowerDevServer(stack: TestStack, nice: number): Promise<void> {
   const port = Number(stack.temporalAddress.split(':').pop());
   const server = await listenerOf(port);
   if (!server) throw new Error(`bench: no process listens on the dev server's port ${port}`);
-  await lowerPriority(server.pid, nice);
+  for (const tid of await readdir(`/proc/${server.pid}/task`)) {
+    try {
+      os.setPriority(Number(tid), Math.max(nice, os.getPriority(Number(tid))));
+    } catch {
+      // ESRCH: the thread ended meanwhile.
+    }
+  }
+  await lowerAutogroup(server.pid, nice);
 }
 
 /** `<name>.json`, or `<name>-2.json`, `-3`… when a run of the same day and rows wrote it already. */

@@ -124,8 +124,17 @@ function watch(
 async function keep(slots: Child[], index: number, start: () => Promise<Child>): Promise<Child> {
   const child = await start();
   slots[index] = child;
+  await reportPriority(child);
   watch(child, () => child.lastLines(), CLUSTER ? () => keep(slots, index, start) : undefined);
   return child;
+}
+
+/** Says so when a child's session kept its full CPU weight (core/process/priority.ts). */
+async function reportPriority(child: Child): Promise<void> {
+  if (await child.prioritized) return;
+  say(
+    `${child.name}: the kernel kept refusing to lower its session's CPU weight; only its threads run at nice ${backgroundNice}`,
+  );
 }
 
 async function waitForTemporal(address: string, server: Child): Promise<void> {
@@ -434,6 +443,7 @@ async function main(): Promise<void> {
       nice: backgroundNice,
     });
     temporal.push(server);
+    await reportPriority(server);
     env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
     await waitForTemporal(env.TEMPORAL_ADDRESS, server);
     watch(server);

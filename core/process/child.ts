@@ -38,6 +38,11 @@ export interface Child {
   process: ChildProcess;
   /** Settles when the process has exited, however it ended. */
   exited: Promise<Exit>;
+  /**
+   * Settles once its session has the weight of its `nice` (lowerAutogroup): false when the kernel
+   * kept refusing it, and its threads' nice is then all it has.
+   */
+  prioritized: Promise<boolean>;
   running(): boolean;
   /** The last lines it printed, for a message that says why it stopped. */
   lastLines(count?: number): string;
@@ -71,9 +76,8 @@ export function startChild(options: ChildOptions): Child {
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
   });
-  // Its threads run at `nice` from their start (nice(1) adds to whatever it finds, so they are
-  // left alone here); its session, its own, gets the same weight.
-  if (proc.pid !== undefined) void lowerAutogroup(proc.pid, nice);
+  // Its threads run at `nice` from their start; its session, its own, gets the same weight.
+  const prioritized = proc.pid === undefined ? Promise.resolve(true) : lowerAutogroup(proc.pid, nice);
   const lines: string[] = [];
   const listeners: ((line: string) => void)[] = [];
   const exited = new Promise<Exit>((resolve) => {
@@ -108,6 +112,7 @@ export function startChild(options: ChildOptions): Child {
     pid: proc.pid ?? -1,
     process: proc,
     exited,
+    prioritized,
     running,
     lastLines: (count = 15) =>
       lines

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { liveProcess } from './procfs';
 
@@ -7,13 +7,14 @@ import { liveProcess } from './procfs';
  * How much lower the stack's background tier (the Temporal server and the workers) runs than its
  * front door (the gateway and PostgreSQL) when they share a machine, as `npm start` runs them.
  *
- * A send is answered once its turn is durable, by the gateway and PostgreSQL alone; executing
- * turns is what the worker and Temporal do meanwhile. At one priority, a send on two saturated
- * cores queued behind every turn in flight: 4.4× to 8.6× its idle time while 32 turns executed
- * (bench `send` row). At nice 10 it read 1.3×, and the sustained row stayed over its line (0.59×
- * and 0.67× of a bare workflow); nice 5 gave no more turns and slower sends (README, The front
- * door first). The front door goes first, and execution takes the rest of the CPU, which is all of
- * it whenever the front door is idle. 0 turns it off (STACK_BACKGROUND_NICE).
+ * Under load a send is answered once its turn is durable, by the gateway and PostgreSQL alone
+ * (it waits for its workflow's start only while starts come in time); executing turns is what the
+ * worker and Temporal do meanwhile. At one priority, a send on two saturated cores queued behind
+ * every turn in flight: 4.4× to 8.6× its idle time while 32 turns executed (bench `send` row; 8.12×
+ * in the full run at one priority, `2026-11-28-11.json`). At nice 10 it read 1.30× and 1.31×, and
+ * the sustained row stayed over its line; nice 5 gave no more turns and slower sends (README, The
+ * front door first). The front door goes first, and execution takes the rest of the CPU, which is
+ * all of it whenever the front door is idle. 0 turns it off (STACK_BACKGROUND_NICE).
  */
 export const BACKGROUND_NICE = 10;
 
@@ -33,39 +34,55 @@ export function backgroundNiceSetting(env: NodeJS.ProcessEnv): number {
 /**
  * `command args` to run at `nice`: started through nice(1), so every thread the program ever
  * starts inherits it. Linux keeps a nice value per thread, so lowering a process that already
- * runs (lowerPriority) can miss a thread being started meanwhile.
+ * runs can miss a thread being started meanwhile. nice(1) adds to the nice it finds, so it is
+ * given the difference from ours: a stack started under `nice -n 5` runs its background at 10,
+ * not 15 (and at 5 when asked for less than it already has, which an unprivileged user cannot
+ * undo).
  */
 export function atNice(nice: number, command: string, args: readonly string[]): [string, string[]] {
-  if (nice === 0 || !NICE) return [command, [...args]];
-  return [NICE, ['-n', String(nice), command, ...args]];
+  const adjustment = nice - os.getPriority();
+  if (nice === 0 || adjustment <= 0) return [command, [...args]];
+  if (!NICE) {
+    throw new Error(
+      `STACK_BACKGROUND_NICE=${nice} needs nice(1), found at neither /usr/bin/nice nor /bin/nice: install coreutils, or set STACK_BACKGROUND_NICE=0`,
+    );
+  }
+  return [NICE, ['-n', String(adjustment), command, ...args]];
 }
 
+/** The kernel takes one autogroup change per 100 ms from a process without CAP_SYS_ADMIN. */
+const AUTOGROUP_RETRY_MS = 110;
+const AUTOGROUP_ATTEMPTS = 20;
+/** One change at a time, so children started together do not refuse each other. */
+let autogroupChanges: Promise<unknown> = Promise.resolve();
+
 /**
- * Lowers a running process's CPU priority to `nice`: each of its threads, and its session's
- * autogroup when it leads one (lowerAutogroup). Best effort: a process that has exited leaves
- * nothing to do.
+ * Gives the session `pid` leads the weight of `nice`. Where autogroups apply (the kernel's
+ * default, for processes outside a CPU cgroup of their own, as under `npm start` on this
+ * machine), CPU is shared out between sessions first and by nice only inside one, so a child
+ * started in a session of its own (core/process/child.ts) would otherwise compete at full weight
+ * whatever its threads' nice. Resolves false only when the kernel kept refusing the change;
+ * true once it is made, or when there is nothing to change: no autogroups, a process in
+ * another's session, or one that has exited.
  */
-export async function lowerPriority(pid: number, nice: number): Promise<void> {
-  if (nice === 0) return;
-  const threads = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  for (const tid of threads) {
+export function lowerAutogroup(pid: number, nice: number): Promise<boolean> {
+  const change = autogroupChanges.then(() => changeAutogroup(pid, nice));
+  autogroupChanges = change;
+  return change;
+}
+
+async function changeAutogroup(pid: number, nice: number): Promise<boolean> {
+  if (nice === 0) return true;
+  for (let attempt = 1; ; attempt++) {
+    if ((await liveProcess(pid))?.session !== pid) return true;
     try {
-      os.setPriority(Number(tid), nice);
-    } catch {
-      // ESRCH: the thread ended meanwhile.
+      await writeFile(`/proc/${pid}/autogroup`, String(nice));
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ESRCH') return true;
+      if (code !== 'EAGAIN' || attempt === AUTOGROUP_ATTEMPTS) return false;
+      await new Promise((resolve) => setTimeout(resolve, AUTOGROUP_RETRY_MS));
     }
   }
-  await lowerAutogroup(pid, nice);
-}
-
-/**
- * Gives the session `pid` leads the weight of `nice`. With autogroups on (the kernel's default
- * for desktops and many servers), CPU is shared out between sessions first and by nice only
- * inside one, so a child started in a session of its own (core/process/child.ts) would otherwise
- * compete at full weight whatever its threads' nice. Nothing to do for a process in another's
- * session, on a kernel without autogroups, or once it has exited.
- */
-export async function lowerAutogroup(pid: number, nice: number): Promise<void> {
-  if (nice === 0 || (await liveProcess(pid))?.session !== pid) return;
-  await writeFile(`/proc/${pid}/autogroup`, String(nice)).catch(() => undefined);
 }

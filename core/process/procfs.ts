@@ -9,8 +9,6 @@ export interface ProcessInfo {
   ppid: number;
   /** The session it belongs to: its own pid when it leads one. */
   session: number;
-  /** The nice value of its main thread (Linux keeps one per thread). */
-  nice: number;
   /** The command line, arguments joined by spaces, cut at 160 characters. */
   command: string;
 }
@@ -28,8 +26,7 @@ export async function liveProcess(pid: number): Promise<ProcessInfo | undefined>
   } catch {
     return undefined;
   }
-  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so parse from the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(stat);
   const state = fields[0];
   if (state === 'Z' || state === 'X' || state === 'x') return undefined;
   const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
@@ -39,9 +36,16 @@ export async function liveProcess(pid: number): Promise<ProcessInfo | undefined>
     pid,
     ppid: Number(fields[1]),
     session: Number(fields[3]),
-    nice: Number(fields[16]),
     command: (command || `[${name}]`).slice(0, 160),
   };
+}
+
+/**
+ * The fields of a /proc/<pid>/stat (or …/task/<tid>/stat) line after the command name, from field
+ * 3 (state) of proc(5) on: the name may hold spaces and parentheses, so it is cut at the last ')'.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** "pid 123 (postgres -D /data)": a process as a message shows it. */

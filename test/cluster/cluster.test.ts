@@ -298,7 +298,7 @@ describe('the cluster topology (npm run start:cluster)', function () {
         const next = await waitForNewPid(victim.process, pid);
         const backAfter = (Date.now() - killedAt) / 1000;
         assert.ok(await liveProcess(next), `${victim.process} runs again`);
-        // …at the priority it had.
+        // A process started again must not come back at the front door's priority.
         assert.deepEqual(await priorityOf(next), expectedPriority(niceOf(victim.process)), victim.process);
         const result = await assertEachOnce(turns);
         const { approved: plans, hung } = await approvals.stop();

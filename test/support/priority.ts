@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { statFields } from '../../core/process/procfs';
 
 /**
  * The distinct nice values of a process's threads (Linux keeps one per thread), and its
@@ -10,7 +12,8 @@ export async function priorityOf(pid: number): Promise<{ threads: number[]; auto
   const nices = new Set<number>();
   for (const tid of await readdir(`/proc/${pid}/task`)) {
     const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
-    if (stat) nices.add(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    // Field 19 of proc(5): nice.
+    if (stat) nices.add(Number(statFields(stat)[16]));
   }
   // "/autogroup-123 nice 7"; no file when the kernel has no autogroups.
   const autogroup = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => undefined);
@@ -20,7 +23,14 @@ export async function priorityOf(pid: number): Promise<{ threads: number[]; auto
   };
 }
 
-/** What priorityOf reads of a process at `nice` (the stack's children each lead a session of their own). */
+/**
+ * What priorityOf reads of a child of the stack asked to run at `nice` (0: the front door): its
+ * threads at that nice, or at this test's own when that is higher (the stack inherits it, and
+ * cannot go below it); its session, its own, at `nice`.
+ */
 export function expectedPriority(nice: number): { threads: number[]; autogroup: number | null } {
-  return { threads: [nice], autogroup: existsSync('/proc/self/autogroup') ? nice : null };
+  return {
+    threads: [Math.max(nice, os.getPriority())],
+    autogroup: existsSync('/proc/self/autogroup') ? nice : null,
+  };
 }
