@@ -66,13 +66,14 @@ let autogroupChanges: Promise<unknown> = Promise.resolve();
  * another's session, or one that has exited.
  */
 export function lowerAutogroup(pid: number, nice: number): Promise<boolean> {
+  // A child left at the front door's priority does not wait behind a change being retried.
+  if (nice === 0) return Promise.resolve(true);
   const change = autogroupChanges.then(() => changeAutogroup(pid, nice));
   autogroupChanges = change;
   return change;
 }
 
 async function changeAutogroup(pid: number, nice: number): Promise<boolean> {
-  if (nice === 0) return true;
   for (let attempt = 1; ; attempt++) {
     if ((await liveProcess(pid))?.session !== pid) return true;
     try {
