@@ -4,10 +4,12 @@
  * the sum of the gateway's, the worker's and this client's work on one event loop.
  */
 import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import sharp from 'sharp';
+import { toolCallWorkflowId } from '../workflows/tool-call.contract';
 import { startBare, type BareStack } from './bare';
 import { startServiceProcesses, type Bench } from './context';
-import { measure, measurePair } from './measure';
+import { measure, measurePair, quantile } from './measure';
 import { fmt, type Row } from './report';
 import type { bareCropWorkflow, CropRect } from './workflows';
 
@@ -30,15 +32,32 @@ export async function cropRow(bench: Bench, crops: number): Promise<Row> {
   }
 }
 
+/** A measured crop of the service: when it was sent and answered, and what the answer says. */
+interface CropSample {
+  sentAt: number;
+  answeredAt: number;
+  toolCallId: string;
+  providerMs: number;
+}
+
 async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, crops: number): Promise<Row> {
+  const samples: CropSample[] = [];
+  let sampling = false;
   const crop = async () => {
+    const sentAt = wallClock();
     const res = await fetch(`${gatewayUrl}/api/v1/tools/crop_image`, {
       method: 'POST',
       headers: { ...bench.user.bearer, 'content-type': 'application/json' },
       body: JSON.stringify({ image_url: bench.image.url, ...RECT }),
     });
     const body = await res.text();
+    const answeredAt = wallClock();
     if (res.status !== 200) throw new Error(`crop ${res.status} ${body.slice(0, 300)}`);
+    const result = JSON.parse(body) as { providerRunId: string; durationMs: number };
+    if (sampling) {
+      const toolCallId = result.providerRunId.replace(/^sharp:/, '');
+      samples.push({ sentAt, answeredAt, toolCallId, providerMs: result.durationMs });
+    }
   };
   const sharpCrop = () => sharp(bench.image.jpeg).extract(EXTRACT).jpeg().toBuffer();
   // Not a target, a reading aid: the same crop as a bare workflow's local activity, started and
@@ -52,7 +71,15 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
   await measure(crop, 5, 1);
   await measure(sharpCrop, 5, 1);
   await measure(bareCrop, 5, 1);
+  sampling = true;
   const { service, baseline } = await measurePair(crop, sharpCrop, crops, 1);
+  sampling = false;
+  const timeline = await cropTimeline(bench, samples);
+  console.log(
+    `bench: a crop's time at p50, ms: ${Object.entries(timeline)
+      .map(([part, ms]) => `${part} ${fmt(ms)}`)
+      .join(', ')}`,
+  );
   const { service: floor } = await measurePair(bareCrop, sharpCrop, crops, 1);
   const delta = service.p50 - baseline.p50;
   const floorDelta = floor.p50 - baseline.p50;
@@ -65,6 +92,62 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
     ratio: `Δp50 ${fmt(delta)} ms (bare wf: ${fmt(floorDelta)})`,
     target: `Δp50 ≤${MAX_DELTA_P50_MS} ms`,
     meets: delta <= MAX_DELTA_P50_MS && !service.errors,
-    data: { service, baseline, deltaP50Ms: delta, bareWorkflow: floor, bareWorkflowDeltaP50Ms: floorDelta },
+    data: {
+      service,
+      baseline,
+      deltaP50Ms: delta,
+      bareWorkflow: floor,
+      bareWorkflowDeltaP50Ms: floorDelta,
+      timeline,
+    },
   };
+}
+
+/** The machine's clock in ms since the epoch, to the microsecond: the clock Temporal stamps its events with. */
+const wallClock = () => performance.timeOrigin + performance.now();
+
+const { EventType } = temporal.api.enums.v1;
+
+const eventMs = (event: temporal.api.history.v1.IHistoryEvent) =>
+  Number(event.eventTime?.seconds ?? NaN) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+
+/**
+ * Where a measured crop's time went, at p50 of each part, from the call's workflow history and
+ * its answer (the parts' p50s need not sum to the route's):
+ * - `toStart`: the request, the gateway's checks and Temporal's start, up to the execution's
+ *   started event;
+ * - `dispatch`: started event to workflow task started, Temporal handing the task to a worker;
+ * - `provider`: the tool's own work as the answer reports it (durationMs: fetch, sharp, storage);
+ * - `rest`: the remainder, the worker's activation of the workflow and the local activity's
+ *   start, the call's two records, the gateway's read of the row and the answer.
+ */
+async function cropTimeline(bench: Bench, samples: CropSample[]): Promise<Record<string, number>> {
+  const parts: Record<'toStart' | 'dispatch' | 'provider' | 'rest', number[]> = {
+    toStart: [],
+    dispatch: [],
+    provider: [],
+    rest: [],
+  };
+  for (const s of samples) {
+    const { events } = await bench.temporal.client.workflow
+      .getHandle(toolCallWorkflowId(s.toolCallId))
+      .fetchHistory();
+    const at = (type: temporal.api.enums.v1.EventType) => {
+      const event = events?.find((e) => e.eventType === type);
+      if (!event) throw new Error(`tool call ${s.toolCallId} has no event of type ${type}`);
+      return eventMs(event);
+    };
+    const started = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+    const taskStarted = at(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    parts.toStart.push(started - s.sentAt);
+    parts.dispatch.push(taskStarted - started);
+    parts.provider.push(s.providerMs);
+    parts.rest.push(s.answeredAt - taskStarted - s.providerMs);
+  }
+  const p50 = (values: number[]) =>
+    quantile(
+      [...values].sort((a, b) => a - b),
+      0.5,
+    );
+  return Object.fromEntries(Object.entries(parts).map(([part, values]) => [part, p50(values)]));
 }
