@@ -4,13 +4,13 @@
  * the sum of the gateway's, the worker's and this client's work on one event loop.
  */
 import { randomUUID } from 'node:crypto';
-import { temporal } from '@temporalio/proto';
 import sharp from 'sharp';
 import { toolCallWorkflowId } from '../workflows/tool-call.contract';
 import { startBare, type BareStack } from './bare';
 import { startServiceProcesses, type Bench } from './context';
-import { measure, measurePair, quantile } from './measure';
+import { measure, measurePair } from './measure';
 import { fmt, type Row } from './report';
+import { executionStart, timelineOf, wallClock } from './timeline';
 import type { bareCropWorkflow, CropRect } from './workflows';
 
 const MAX_DELTA_P50_MS = 30;
@@ -75,11 +75,6 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
   const { service, baseline } = await measurePair(crop, sharpCrop, crops, 1);
   sampling = false;
   const timeline = await cropTimeline(bench, samples);
-  console.log(
-    `bench: a crop's time at p50, ms: ${Object.entries(timeline)
-      .map(([part, ms]) => `${part} ${fmt(ms)}`)
-      .join(', ')}`,
-  );
   const { service: floor } = await measurePair(bareCrop, sharpCrop, crops, 1);
   const delta = service.p50 - baseline.p50;
   const floorDelta = floor.p50 - baseline.p50;
@@ -103,17 +98,8 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
   };
 }
 
-/** The machine's clock in ms since the epoch, to the microsecond: the clock Temporal stamps its events with. */
-const wallClock = () => performance.timeOrigin + performance.now();
-
-const { EventType } = temporal.api.enums.v1;
-
-const eventMs = (event: temporal.api.history.v1.IHistoryEvent) =>
-  Number(event.eventTime?.seconds ?? NaN) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
-
 /**
- * Where a measured crop's time went, at p50 of each part, from the call's workflow history and
- * its answer (the parts' p50s need not sum to the route's):
+ * Where the measured crops spent their time (see bench/README.md, crop):
  * - `toStart`: the request, the gateway's checks and Temporal's start, up to the execution's
  *   started event;
  * - `dispatch`: started event to workflow task started, Temporal handing the task to a worker;
@@ -122,32 +108,20 @@ const eventMs = (event: temporal.api.history.v1.IHistoryEvent) =>
  *   start, the call's two records, the gateway's read of the row and the answer.
  */
 async function cropTimeline(bench: Bench, samples: CropSample[]): Promise<Record<string, number>> {
-  const parts: Record<'toStart' | 'dispatch' | 'provider' | 'rest', number[]> = {
-    toStart: [],
-    dispatch: [],
-    provider: [],
-    rest: [],
+  const parts = {
+    toStart: [] as number[],
+    dispatch: [] as number[],
+    provider: [] as number[],
+    rest: [] as number[],
   };
   for (const s of samples) {
-    const { events } = await bench.temporal.client.workflow
-      .getHandle(toolCallWorkflowId(s.toolCallId))
-      .fetchHistory();
-    const at = (type: temporal.api.enums.v1.EventType) => {
-      const event = events?.find((e) => e.eventType === type);
-      if (!event) throw new Error(`tool call ${s.toolCallId} has no event of type ${type}`);
-      return eventMs(event);
-    };
-    const started = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
-    const taskStarted = at(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    const { started, taskStarted } = await executionStart(
+      bench.temporal.client.workflow.getHandle(toolCallWorkflowId(s.toolCallId)),
+    );
     parts.toStart.push(started - s.sentAt);
     parts.dispatch.push(taskStarted - started);
     parts.provider.push(s.providerMs);
     parts.rest.push(s.answeredAt - taskStarted - s.providerMs);
   }
-  const p50 = (values: number[]) =>
-    quantile(
-      [...values].sort((a, b) => a - b),
-      0.5,
-    );
-  return Object.fromEntries(Object.entries(parts).map(([part, values]) => [part, p50(values)]));
+  return timelineOf("a crop's time", parts);
 }

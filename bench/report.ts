@@ -24,13 +24,17 @@ export const fmt = (x: number | undefined, digits = 1): string =>
 
 const errorsOf = (f: Figures) => (f.errors ? `, ${f.errors} errors` : '');
 
-/** Latency at p50 and p99; meets when both ratios are within their bounds and nothing failed. */
+/**
+ * Latency at p50 and p99; meets when both ratios are within their bounds and nothing failed.
+ * `details` join the row's recorded data.
+ */
 export function latencyRow(
   key: RowKey,
   name: string,
   service: Figures,
   baseline: Figures,
   bound: { p50: number; p99?: number },
+  details: Record<string, unknown> = {},
 ): Row {
   const r50 = service.p50 / baseline.p50;
   const r99 = service.p99 / baseline.p99;
@@ -43,7 +47,7 @@ export function latencyRow(
     ratio: `${fmt(r50, 2)}x (${fmt(r99, 2)}x)`,
     target: bound.p99 === undefined ? `p50 ≤${bound.p50}x` : `p50 ≤${bound.p50}x, p99 ≤${bound.p99}x`,
     meets: r50 <= bound.p50 && (bound.p99 === undefined || r99 <= bound.p99) && !service.errors,
-    data: { service, baseline, ratioP50: r50, ratioP99: r99 },
+    data: { service, baseline, ratioP50: r50, ratioP99: r99, ...details },
   };
 }
 

@@ -7,12 +7,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { agentWorkflowId } from '../workflows/agent.contract';
+import { webhookDeliveryWorkflowId } from '../workflows/webhook-delivery.contract';
 import { createTestUser } from '../testkit/users';
 import type { BareStack } from './bare';
 import { isTerminal, type SentTurn, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
 import { measure, measurePair } from './measure';
 import { fmt, latencyRow, type Row } from './report';
+import { executionStart, timelineOf, wallClock } from './timeline';
 import type { bareNotifyWorkflow, bareStepsWorkflow } from './workflows';
 
 const POLL_MS = 20;
@@ -64,32 +66,44 @@ async function historyShape(bench: Bench, workflowId: string, runId?: string | n
   };
 }
 
+/** A run's terminal event as it reached the receiver. */
+interface Arrival {
+  event: string;
+  /** the envelope's id, which is its delivery's workflow id */
+  envelopeId: string;
+  /** when its request ended, on the wall clock */
+  at: number;
+}
+
 interface Receiver {
   url: string;
   server: Server;
   /** Resolves when agent.completed (or agent.failed) for the run arrives. */
-  completion(runId: string): Promise<string>;
+  completion(runId: string): Promise<Arrival>;
 }
 
 async function webhookReceiver(): Promise<Receiver> {
-  const waiting = new Map<string, (event: string) => void>();
-  const early = new Map<string, string>();
+  const waiting = new Map<string, (arrival: Arrival) => void>();
+  const early = new Map<string, Arrival>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const at = wallClock();
       res.writeHead(204).end();
       const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        id: string;
         event: string;
         data: { runId?: string };
       };
       const runId = envelope.data.runId;
       if (!runId || (envelope.event !== 'agent.completed' && envelope.event !== 'agent.failed')) return;
+      const arrival = { event: envelope.event, envelopeId: envelope.id, at };
       const resolve = waiting.get(runId);
       if (resolve) {
         waiting.delete(runId);
-        resolve(envelope.event);
-      } else early.set(runId, envelope.event);
+        resolve(arrival);
+      } else early.set(runId, arrival);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -97,10 +111,10 @@ async function webhookReceiver(): Promise<Receiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     server,
     completion(runId) {
-      const event = early.get(runId);
-      if (event) {
+      const arrival = early.get(runId);
+      if (arrival) {
         early.delete(runId);
-        return Promise.resolve(event);
+        return Promise.resolve(arrival);
       }
       return new Promise((resolve) => waiting.set(runId, resolve));
     },
@@ -193,10 +207,14 @@ export async function endToEndRow(
     const user = await createTestUser();
     const client: ServiceClient = service.client(user);
     await client.addWebhook(receiver.url, ['agent.completed', 'agent.failed']);
+    const samples: TurnSample[] = [];
+    let sampling = false;
     const turn = async () => {
-      const { runId } = await client.send({ text: 'hello bench' });
-      const event = await receiver.completion(runId);
-      if (event !== 'agent.completed') throw new Error(`run ${runId}: ${event}`);
+      const sentAt = wallClock();
+      const sent = await client.send({ text: 'hello bench' });
+      const arrival = await receiver.completion(sent.runId);
+      if (arrival.event !== 'agent.completed') throw new Error(`run ${sent.runId}: ${arrival.event}`);
+      if (sampling) samples.push({ sentAt, sent, arrival });
     };
     const bareTurn = async () => {
       const id = randomUUID();
@@ -210,10 +228,60 @@ export async function endToEndRow(
     };
     await measure(turn, 10, 1);
     await measure(bareTurn, 10, 1);
+    sampling = true;
     const figures = await measurePair(turn, bareTurn, turns, 1);
-    return latencyRow('e2e', 'end-to-end turn', figures.service, figures.baseline, { p50: MAX_E2E_RATIO });
+    sampling = false;
+    const timeline = await turnTimeline(bench, samples);
+    return latencyRow(
+      'e2e',
+      'end-to-end turn',
+      figures.service,
+      figures.baseline,
+      { p50: MAX_E2E_RATIO },
+      { timeline },
+    );
   } finally {
     receiver.server.closeAllConnections();
     receiver.server.close();
   }
+}
+
+/** A measured end-to-end turn: when it was sent, the send's answer, and its event's arrival. */
+interface TurnSample {
+  sentAt: number;
+  sent: SentTurn;
+  arrival: Arrival;
+}
+
+/**
+ * Where the measured end-to-end turns spent their time (see bench/README.md, e2e):
+ * - `toStart`: the send (HTTP, the key check, the durable admission) and Temporal's start, up to
+ *   the run's execution's started event;
+ * - `dispatch`: to its workflow task's start, Temporal handing the task to a worker;
+ * - `run`: to the delivery's execution's started event: the worker's activation of the run, its
+ *   step (the model, the run's end and its event recorded) and the delivery's eager start;
+ * - `delivery`: to the receiver's answer: the start's answer, the worker's activation of the
+ *   delivery and its first attempt's POST.
+ */
+async function turnTimeline(bench: Bench, samples: TurnSample[]): Promise<Record<string, number>> {
+  const parts = {
+    toStart: [] as number[],
+    dispatch: [] as number[],
+    run: [] as number[],
+    delivery: [] as number[],
+  };
+  const { workflow } = bench.temporal.client;
+  for (const { sentAt, sent, arrival } of samples) {
+    const run = await executionStart(
+      workflow.getHandle(agentWorkflowId(sent.chatId), sent.triggerRunId ?? undefined),
+    );
+    const delivery = await executionStart(
+      workflow.getHandle(webhookDeliveryWorkflowId(arrival.envelopeId, 1)),
+    );
+    parts.toStart.push(run.started - sentAt);
+    parts.dispatch.push(run.taskStarted - run.started);
+    parts.run.push(delivery.started - run.taskStarted);
+    parts.delivery.push(arrival.at - delivery.started);
+  }
+  return timelineOf("an end-to-end turn's time", parts);
 }
