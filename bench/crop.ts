@@ -55,6 +55,7 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
     if (res.status !== 200) throw new Error(`crop ${res.status} ${body.slice(0, 300)}`);
     const result = JSON.parse(body) as { providerRunId: string; durationMs: number };
     if (sampling) {
+      // The answer names its call only in the crop's provider run id, `sharp:<toolCallId>`.
       const toolCallId = result.providerRunId.replace(/^sharp:/, '');
       samples.push({ sentAt, answeredAt, toolCallId, providerMs: result.durationMs });
     }
