@@ -109,20 +109,17 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
  *   start, the call's two records, the gateway's read of the row and the answer.
  */
 async function cropTimeline(bench: Bench, samples: CropSample[]): Promise<Record<string, number>> {
-  const parts = {
-    toStart: [] as number[],
-    dispatch: [] as number[],
-    provider: [] as number[],
-    rest: [] as number[],
-  };
+  const parts = [];
   for (const s of samples) {
     const { started, taskStarted } = await executionStart(
       bench.temporal.client.workflow.getHandle(toolCallWorkflowId(s.toolCallId)),
     );
-    parts.toStart.push(started - s.sentAt);
-    parts.dispatch.push(taskStarted - started);
-    parts.provider.push(s.providerMs);
-    parts.rest.push(s.answeredAt - taskStarted - s.providerMs);
+    parts.push({
+      toStart: started - s.sentAt,
+      dispatch: taskStarted - started,
+      provider: s.providerMs,
+      rest: s.answeredAt - taskStarted - s.providerMs,
+    });
   }
   return timelineOf("a crop's time", parts);
 }

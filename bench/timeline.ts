@@ -29,25 +29,22 @@ export async function executionStart(
 }
 
 /**
- * Each part's p50 over the samples, printed as one line. The parts' p50s need not sum to the
- * whole's: each is the middle of its own spread.
+ * Each part's p50 over the samples (one record of parts per measured operation), printed as one
+ * line. The parts' p50s need not sum to the whole's: each is the middle of its own spread.
  */
 export function timelineOf<Part extends string>(
   what: string,
-  parts: Record<Part, number[]>,
+  samples: Record<Part, number>[],
 ): Record<Part, number> {
-  const medians = Object.fromEntries(
-    Object.entries<number[]>(parts).map(([part, values]) => [
-      part,
-      quantile(
-        [...values].sort((a, b) => a - b),
-        0.5,
-      ),
-    ]),
-  ) as Record<Part, number>;
-  const line = Object.entries<number>(medians)
-    .map(([part, ms]) => `${part} ${fmt(ms)}`)
-    .join(', ');
-  console.log(`bench: ${what} at p50, ms: ${line}`);
+  const parts = Object.keys(samples[0] ?? {}) as Part[];
+  const p50 = (part: Part) =>
+    quantile(
+      samples.map((s) => s[part]).sort((a, b) => a - b),
+      0.5,
+    );
+  const medians = Object.fromEntries(parts.map((part) => [part, p50(part)])) as Record<Part, number>;
+  console.log(
+    `bench: ${what} at p50, ms: ${parts.map((part) => `${part} ${fmt(medians[part])}`).join(', ')}`,
+  );
   return medians;
 }

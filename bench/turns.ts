@@ -264,13 +264,8 @@ interface TurnSample {
  *   delivery and its first attempt's POST.
  */
 async function turnTimeline(bench: Bench, samples: TurnSample[]): Promise<Record<string, number>> {
-  const parts = {
-    toStart: [] as number[],
-    dispatch: [] as number[],
-    run: [] as number[],
-    delivery: [] as number[],
-  };
   const { workflow } = bench.temporal.client;
+  const parts = [];
   for (const { sentAt, sent, arrival } of samples) {
     const run = await executionStart(
       workflow.getHandle(agentWorkflowId(sent.chatId), sent.triggerRunId ?? undefined),
@@ -278,10 +273,12 @@ async function turnTimeline(bench: Bench, samples: TurnSample[]): Promise<Record
     const delivery = await executionStart(
       workflow.getHandle(webhookDeliveryWorkflowId(arrival.envelopeId, 1)),
     );
-    parts.toStart.push(run.started - sentAt);
-    parts.dispatch.push(run.taskStarted - run.started);
-    parts.run.push(delivery.started - run.taskStarted);
-    parts.delivery.push(arrival.at - delivery.started);
+    parts.push({
+      toStart: run.started - sentAt,
+      dispatch: run.taskStarted - run.started,
+      run: delivery.started - run.taskStarted,
+      delivery: arrival.at - delivery.started,
+    });
   }
   return timelineOf("an end-to-end turn's time", parts);
 }
