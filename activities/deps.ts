@@ -6,6 +6,7 @@ import type { ModelProvider } from '../core/model/types';
 import type { GuardedHttp } from '../core/net/guarded-http';
 import type { ObjectStorage } from '../core/storage/storage';
 import type { WorkerTemporalClient } from '../core/temporal/connection';
+import type { FirstAttempts } from '../workflows/client';
 
 /** What the activities are built from, once per worker process; the worker supplies it. */
 export interface ActivityDeps {
@@ -25,4 +26,9 @@ export interface ActivityDeps {
    * model step still running then hands its run to another worker (agentStep).
    */
   stopping: AbortSignal;
+  /**
+   * Posts the first attempt of the deliveries the activities start (createActivities sets it; a
+   * test's group without it leaves every attempt to the delivery workflow).
+   */
+  firstAttempts?: FirstAttempts;
 }

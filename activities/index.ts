@@ -3,12 +3,13 @@ import { createAgentActivities } from './agent';
 import { createAgentV1Activities } from './agent-v1';
 import type { ActivityDeps } from './deps';
 import { createToolsActivities } from './tools';
-import { createWebhooksActivities } from './webhooks';
+import { createFirstAttempts, createWebhooksActivities } from './webhooks';
 
 export type { ActivityDeps } from './deps';
 
 /** Every activity group, built once from the worker's dependencies. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(workerDeps: ActivityDeps) {
+  const deps = { ...workerDeps, firstAttempts: createFirstAttempts(workerDeps) };
   const agentDeps = { ...deps, toolSpecs: modelToolSpecs() };
   return {
     ...createAgentActivities(agentDeps),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isDatabaseUnavailable } from '../core/db/client';
@@ -6,16 +7,23 @@ import { permanentFailure } from '../core/errors/failures';
 import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
-import { traceHeaders } from '../core/telemetry/tracing';
+import { SpanKind } from '@opentelemetry/api';
+import { serviceTracer, traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
 import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
 import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { recordEvent } from '../core/webhooks/store';
+import { recordEvent, type RecordedDelivery } from '../core/webhooks/store';
 import { recordRunEvent } from '../core/runs/store';
-import { startDeliveries, starterOf } from '../workflows/client';
+import { STARTER_FIRST_POST_BUDGET_MS } from '../workflows/activity-options';
+import {
+  reportFirstAttemptFailed,
+  startDeliveries,
+  starterOf,
+  type FirstAttempts,
+} from '../workflows/client';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -47,31 +55,46 @@ function describeFailure(err: unknown): string {
 }
 
 /**
+ * What one attempt needs of its caller: its number as Temporal counts them (1 outside an activity),
+ * the signal that abandons it, and a way to wait between tries of a statement.
+ */
+interface AttemptContext {
+  attempt: number;
+  signal: AbortSignal;
+  sleep(ms: number): Promise<void>;
+}
+
+/** A POST that was made and failed, and is in the attempt log: the series goes on. */
+class AttemptFailedError extends Error {}
+
+/**
  * A statement of a delivery attempt, tried again while PostgreSQL cannot be reached: our own
  * outage (a restart takes seconds) must not spend one of the receiver's four attempts. The wait is
- * bounded by the attempt's start-to-close timeout (WEBHOOK_POST), and ends at once on a cancel.
+ * bounded by the attempt's deadline, and ends at once when the attempt is abandoned.
  */
-async function untilReachable<T>(ctx: Context, statement: () => Promise<T>): Promise<T> {
+async function untilReachable<T>(ctx: AttemptContext, statement: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
       return await statement();
     } catch (err) {
-      if (!isDatabaseUnavailable(err) || ctx.cancellationSignal.aborted) throw err;
+      if (!isDatabaseUnavailable(err) || ctx.signal.aborted) throw err;
       await ctx.sleep(DATABASE_RETRY_MS);
     }
   }
 }
 
-export function createWebhooksActivities(deps: ActivityDeps) {
+/**
+ * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery and
+ * anything else throws AttemptFailedError. An attempt is numbered after the series' earlier ones:
+ * those its workflow counted, and any the log holds that it could not know of (a first attempt
+ * whose starter's report never reached it).
+ */
+function attemptOf(deps: ActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
-
-  async function attempt(
+  return async function attempt(
     { deliveryId, series, attemptsBefore = 0 }: WebhookDeliveryInput,
-    ctx: Context,
+    ctx: AttemptContext,
   ): Promise<DeliverWebhookResult> {
-    // Temporal numbers the attempts of one activity; a series may have made some before it.
-    const attemptNumber = attemptsBefore + ctx.info.attempt;
     const { rows } = await untilReachable(ctx, () =>
       pool.query<{
         series: number;
@@ -83,11 +106,14 @@ export function createWebhooksActivities(deps: ActivityDeps) {
         previousSecretEncrypted: string | null;
         live: boolean;
         userId: string;
+        made: number;
       }>(
         `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
                 CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
                   AS "previousSecretEncrypted",
-                e."isActive" AND e."deletedAt" IS NULL AS live
+                e."isActive" AND e."deletedAt" IS NULL AS live,
+                (SELECT count(*)::int FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id AND a.series = d.series)
+                  AS made
            FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
           WHERE d.id = $1`,
         [deliveryId],
@@ -95,7 +121,11 @@ export function createWebhooksActivities(deps: ActivityDeps) {
     );
     const row = rows[0];
     // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
-    if (!row || row.series !== series || row.status !== 'PENDING') return 'SKIPPED';
+    if (!row || row.series !== series) return 'SKIPPED';
+    if (row.status === 'DELIVERED') return 'DELIVERED';
+    if (row.status !== 'PENDING') return 'SKIPPED';
+    // After those its workflow counted (Temporal numbers an activity's own) and any in the log.
+    const attemptNumber = Math.max(attemptsBefore + ctx.attempt, row.made + 1);
     const data = row.payload.data as { chatId?: unknown; runId?: unknown; toolCallId?: unknown };
     addLogContext({
       userId: row.userId,
@@ -133,7 +163,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
         timeoutMs: ATTEMPT_TIMEOUT_MS,
         maxRedirects: 0,
         maxBytes: RESPONSE_MAX_BYTES,
-        signal: ctx.cancellationSignal,
+        signal: ctx.signal,
       });
       statusCode = res.status;
       responseBody = logExcerpt(res.body);
@@ -173,7 +203,7 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       { deliveryId, series, attempt: attemptNumber, statusCode, durationMs, error },
       'webhook attempt',
     );
-    if (error !== null) throw new Error(error);
+    if (error !== null) throw new AttemptFailedError(error);
 
     const delivered = await untilReachable(ctx, () =>
       pool.query(
@@ -184,7 +214,52 @@ export function createWebhooksActivities(deps: ActivityDeps) {
     );
     if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
     return 'DELIVERED';
+  };
+}
+
+/** The span of a first attempt its starter posts, in the trace of the event it announces. */
+export const FIRST_ATTEMPT_SPAN = 'FirstAttempt:deliverWebhook';
+
+/**
+ * The worker's FirstAttempts: each attempt runs on its own, within STARTER_FIRST_POST_BUDGET_MS and
+ * until the worker stops. A failed POST wakes the delivery's workflow for the second attempt; an
+ * attempt that ends any other way (abandoned, PostgreSQL gone) leaves the delivery to that
+ * workflow's takeover, which finds out from its row whether it was delivered.
+ */
+export function createFirstAttempts(deps: ActivityDeps): FirstAttempts {
+  const attempt = attemptOf(deps);
+  const starter = starterOf(deps);
+  async function post(delivery: RecordedDelivery): Promise<void> {
+    const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(STARTER_FIRST_POST_BUDGET_MS)]);
+    const ctx: AttemptContext = { attempt: 1, signal, sleep: (ms) => setTimeout(ms, undefined, { signal }) };
+    try {
+      await attempt({ deliveryId: delivery.deliveryId, series: delivery.series }, ctx);
+    } catch (err) {
+      if (!(err instanceof AttemptFailedError)) throw err;
+      await reportFirstAttemptFailed(starter, delivery);
+    }
   }
+  // Its own span in the trace of the step that recorded the event, where the receiver's joins.
+  const traced = (delivery: RecordedDelivery) =>
+    serviceTracer().startActiveSpan(FIRST_ATTEMPT_SPAN, { kind: SpanKind.CLIENT }, (span) =>
+      post(delivery).finally(() => span.end()),
+    );
+  return {
+    post(delivery) {
+      traced(delivery).catch((err: unknown) =>
+        deps.logger.warn(
+          { deliveryId: delivery.deliveryId, err: describeFailure(err) },
+          'first attempt left to its delivery workflow',
+        ),
+      );
+    },
+  };
+}
+
+export function createWebhooksActivities(deps: ActivityDeps) {
+  const { pool } = deps.db;
+  const starter = starterOf(deps);
+  const attempt = attemptOf(deps);
 
   return {
     /**
@@ -212,7 +287,11 @@ export function createWebhooksActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        return await attempt(input, ctx);
+        return await attempt(input, {
+          attempt: ctx.info.attempt,
+          signal: ctx.cancellationSignal,
+          sleep: (ms) => ctx.sleep(ms),
+        });
       } finally {
         clearInterval(beat);
       }

@@ -12,20 +12,26 @@ const { EventType } = temporal.api.enums.v1;
 /** The machine's clock in ms since the epoch, to the microsecond: the clock Temporal stamps its events with. */
 export const wallClock = (): number => performance.timeOrigin + performance.now();
 
-/** When an execution started and when its first workflow task started, on the wall clock. */
+/**
+ * When an execution started and, unless `startOnly` (a delivery whose first task waits out its
+ * start delay), when its first workflow task started, on the wall clock.
+ */
 export async function executionStart(
   handle: WorkflowHandle,
-): Promise<{ started: number; taskStarted: number }> {
+): Promise<{ started: number; taskStarted: number }>;
+export async function executionStart(handle: WorkflowHandle, startOnly: true): Promise<{ started: number }>;
+export async function executionStart(
+  handle: WorkflowHandle,
+  startOnly = false,
+): Promise<{ started: number; taskStarted?: number }> {
   const { events } = await handle.fetchHistory();
   const at = (type: temporal.api.enums.v1.EventType) => {
     const time = events?.find((e) => e.eventType === type)?.eventTime;
     if (!time) throw new Error(`${handle.workflowId} has no event of type ${EventType[type]}`);
     return Number(time.seconds ?? 0) * 1000 + (time.nanos ?? 0) / 1e6;
   };
-  return {
-    started: at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED),
-    taskStarted: at(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED),
-  };
+  const started = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  return startOnly ? { started } : { started, taskStarted: at(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) };
 }
 
 /**

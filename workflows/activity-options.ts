@@ -113,6 +113,21 @@ export const WEBHOOK_FIRST_POST = {
   retry: { maximumAttempts: 1 },
 } as const satisfies LocalActivityOptions;
 
+/**
+ * A first attempt posted by the worker step that recorded its event (workflows/client.ts
+ * FirstAttempts), outside any workflow: the 10 s POST and the attempt's two statements, which may
+ * wait out a brief PostgreSQL outage within this. Aborted at its end, its outcome unknown.
+ */
+export const STARTER_FIRST_POST_BUDGET_MS = 15_000;
+
+/**
+ * When the delivery workflow of such an attempt takes over if the attempt did not report a
+ * failure: past the attempt's budget, with room for a busy event loop, so the two never post at
+ * once. It then finds the delivery settled, or (its starter died, or lost Temporal) posts the first
+ * attempt itself: the latest a worker's crash delays an event by.
+ */
+export const WEBHOOK_TAKEOVER_DELAY_MS = 20_000;
+
 /** How long a v6 delivery waits after its failed first attempt: the spec's first 1 s. */
 export const WEBHOOK_SECOND_ATTEMPT_AFTER = WEBHOOK_POST.retry.initialInterval;
 

@@ -1,3 +1,5 @@
+import { defineSignal } from '@temporalio/workflow';
+
 /** The workflow type operators see in the Web UI: one execution per delivery series. */
 export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 
@@ -10,7 +12,18 @@ export interface WebhookDeliveryInput {
    * its own): its attempts are numbered after them. None when absent.
    */
   attemptsBefore?: number;
+  /**
+   * The worker step that recorded the event posts the series' first attempt itself, right after
+   * this execution's start, outside any workflow task (FirstAttempts in workflows/client.ts). The
+   * execution then starts WEBHOOK_TAKEOVER_DELAY_MS later, once that attempt cannot still be in
+   * flight, and finds the delivery settled or makes the first attempt itself; a failed first attempt
+   * wakes it at once with firstAttemptFailedSignal, and it goes on with the second.
+   */
+  firstAttemptByStarter?: true;
 }
+
+/** The starter's first attempt failed: the series goes on with its second attempt. */
+export const firstAttemptFailedSignal = defineSignal('firstAttemptFailed');
 
 /** SKIPPED: the delivery was already settled, or a newer series has replaced this one. */
 export type DeliverWebhookResult = 'DELIVERED' | 'SKIPPED';

@@ -43,10 +43,9 @@ export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAtt
  *   workflow or activity task to matching) polls at most 20 times a second by default: past a
  *   short burst every task hand-off waits ~50 ms for it. A cluster spreads that limit over
  *   hundreds of shards; one shard needs it raised.
- * - Eager workflow start hands a workflow's first task to the worker whose activity started it (a
- *   webhook delivery), in the start's answer.
  * - Eager activity execution hands an activity to the worker that scheduled it in the reply to its
- *   workflow task, skipping a trip through the task queue. * - The search attributes are read from the server's cache, as a cluster's are. The CLI makes
+ *   workflow task, skipping a trip through the task queue.
+ * - The search attributes are read from the server's cache, as a cluster's are. The CLI makes
  *   every read of them go to the database (so that one created at run time shows at once): that
  *   cost a turn, whose start, status upserts and patch marker each read them, 18 cluster-metadata
  *   and 8 namespace reads of SQLite (counted from the server's `persistence_requests`). Every
@@ -62,8 +61,6 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
   'history.visibilityProcessorMaxPollRPS=2000',
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
-  '--dynamic-config-value',
-  'system.enableEagerWorkflowStart=true',
   '--dynamic-config-value',
   'system.forceSearchAttributesCacheRefreshOnRead=false',
 ] as const;

@@ -13,6 +13,7 @@ import { ScriptedModel } from '../support/scripted-model';
 import { createWebhookEndpoint } from '../support/webhooks';
 import { waitFor } from '../support/wait';
 import { drawReply, startReceiver, startService, terminal, type Service } from './support';
+import { FIRST_ATTEMPT_SPAN } from '../../activities/webhooks';
 
 /**
  * One trace from the send to the webhook receiver: the gateway's request span, the workflow, its
@@ -85,8 +86,8 @@ describe('tracing', function () {
           'RunWorkflow:agentRunWorkflow',
           'RunActivity:agentStep',
           'RunActivity:runTool',
-          'RunWorkflow:webhookDeliveryWorkflow',
-          'RunActivity:deliverWebhook',
+          'StartWorkflow:webhookDeliveryWorkflow',
+          FIRST_ATTEMPT_SPAN,
           'webhook receiver',
         ].every((n) => all.includes(n))
           ? mine

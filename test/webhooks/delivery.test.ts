@@ -3,7 +3,13 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { Config } from '../../core/config/config';
 import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
 import { recordEvent } from '../../core/webhooks/store';
-import { startDeliveries } from '../../workflows/client';
+import { createFirstAttempts } from '../../activities/webhooks';
+import { WEBHOOK_TAKEOVER_DELAY_MS } from '../../workflows/activity-options';
+import { startDeliveries, type FirstAttempts } from '../../workflows/client';
+import {
+  webhookDeliveryWorkflowId,
+  type WebhookDeliveryOutput,
+} from '../../workflows/webhook-delivery.contract';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import {
@@ -51,12 +57,20 @@ describe('webhook delivery', function () {
   let config: Config;
   let worker: TestWorker;
   let gateway: TestGateway;
+  /** The worker's own: the first attempt is posted by the step that records the event. */
+  let firstAttempts: FirstAttempts;
+  /** A worker that dies between a series' start and its first attempt. */
+  const diesBeforeItsAttempt: FirstAttempts = { post: () => undefined };
   /**
    * Records an event as the statements that change a run or a tool call do (the outbox), starts
-   * its deliveries, and answers every delivery the event has, new or already there.
+   * its deliveries as the worker's steps do, and answers every delivery the event has, new or
+   * already there.
    */
   const emitter = {
-    async emitWebhookEvent(input: EmitWebhookEventInput): Promise<{ deliveryIds: string[] }> {
+    async emitWebhookEvent(
+      input: EmitWebhookEventInput,
+      starterAttempts = firstAttempts,
+    ): Promise<{ deliveryIds: string[] }> {
       const { db } = await testStack();
       const deliveries = await recordEvent(db.pool, input);
       await startDeliveries(
@@ -64,6 +78,7 @@ describe('webhook delivery', function () {
           client: worker.deps.temporal.client,
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           logger: worker.deps.logger,
+          firstAttempts: starterAttempts,
         },
         deliveries,
       );
@@ -86,6 +101,7 @@ describe('webhook delivery', function () {
       TEMPORAL_TASK_QUEUE: `webhooks-${randomBytes(4).toString('hex')}`,
     });
     worker = await startWorker({ config });
+    firstAttempts = createFirstAttempts(worker.deps);
     gateway = await startGateway({ config });
   });
   after(async () => {
@@ -151,22 +167,41 @@ describe('webhook delivery', function () {
     endpoint: { id: string; secret: string };
     receiver: HttpsReceiver;
     deliveryId: string;
+    emittedAt: number;
+    /** The result of the series' workflow. */
+    outcome: () => Promise<WebhookDeliveryOutput>;
   }
-  async function scenario(answers: Parameters<typeof startHttpsReceiver>): Promise<Scenario> {
+  async function scenario(
+    answers: Parameters<typeof startHttpsReceiver>,
+    starterAttempts = firstAttempts,
+  ): Promise<Scenario> {
     const user = await createTestUser();
     const r = await receiver(...answers);
     const endpoint = await createEndpoint(user, r.url);
-    const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user));
+    const event = agentCompleted(user);
+    // The receiver's clock: its arrivals are performance.now() too.
+    const emittedAt = performance.now();
+    const { deliveryIds } = await emitter.emitWebhookEvent(event, starterAttempts);
     assert.equal(deliveryIds.length, 1);
-    return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]! };
+    const workflowId = webhookDeliveryWorkflowId(
+      `wh:${endpoint.id}:${event.event}:${event.idempotencyKey}`,
+      1,
+    );
+    const outcome = () =>
+      worker.deps.temporal.client.workflow.getHandle(workflowId).result() as Promise<WebhookDeliveryOutput>;
+    return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]!, emittedAt, outcome };
   }
 
   let failing: Promise<Scenario>;
   let hanging: Promise<Scenario>;
   let deleted: Promise<Scenario>;
+  let postedByStarter: Promise<Scenario>;
+  let takenOver: Promise<Scenario>;
   before(() => {
     failing = scenario([[], { status: 500, body: 'nope' }]);
     hanging = scenario([['hang'], { status: 204 }]);
+    postedByStarter = scenario([[], { status: 200 }]);
+    takenOver = scenario([[], { status: 200 }], diesBeforeItsAttempt);
     // The endpoint is deleted as soon as the first attempt lands, inside the 1 s before the second.
     deleted = scenario([[], { status: 503 }]).then(async (s) => {
       await s.receiver.waitForRequests(1, 20_000);
@@ -178,7 +213,7 @@ describe('webhook delivery', function () {
       return s;
     });
     // Keep an early rejection from surfacing as unhandled before its test awaits it.
-    for (const s of [failing, hanging, deleted]) s.catch(() => undefined);
+    for (const s of [failing, hanging, deleted, postedByStarter, takenOver]) s.catch(() => undefined);
   });
 
   it('signs with the new secret and, during the overlap, the old one in x-svc-signature-previous', async () => {
@@ -399,6 +434,43 @@ describe('webhook delivery', function () {
     const s = await deleted;
     const state = await waitForStatus(s.deliveryId, 'FAILED', 20_000);
     assert.equal(state.attempts.length, 1);
+    assert.equal(s.receiver.requests.length, 1);
+  });
+
+  it("posts the first attempt from the event's own step, and its workflow later ends DELIVERED without posting again", async () => {
+    const s = await postedByStarter;
+    const [request] = await s.receiver.waitForRequests(1, 20_000);
+    assert.ok(request);
+    // Long before the workflow's takeover: the step that recorded the event posted it.
+    assert.ok(
+      request.arrivedAt - s.emittedAt < WEBHOOK_TAKEOVER_DELAY_MS / 2,
+      `arrived after ${request.arrivedAt - s.emittedAt} ms`,
+    );
+    assert.ok(verifySignature(s.endpoint.secret, request));
+    assert.equal(await s.outcome(), 'DELIVERED');
+    const state = await deliveryState(s.deliveryId);
+    assert.equal(state.status, 'DELIVERED');
+    assert.deepEqual(
+      state.attempts.map((a) => [a.attempt, a.statusCode]),
+      [[1, 200]],
+    );
+    assert.equal(s.receiver.requests.length, 1, 'the takeover posted nothing');
+  });
+
+  it('delivers once, after the takeover delay, when the worker died before its first attempt', async () => {
+    const s = await takenOver;
+    const [request] = await s.receiver.waitForRequests(1, WEBHOOK_TAKEOVER_DELAY_MS + 20_000);
+    assert.ok(request);
+    assert.ok(
+      request.arrivedAt - s.emittedAt >= WEBHOOK_TAKEOVER_DELAY_MS,
+      `arrived after ${request.arrivedAt - s.emittedAt} ms`,
+    );
+    assert.equal(await s.outcome(), 'DELIVERED');
+    const state = await deliveryState(s.deliveryId);
+    assert.deepEqual(
+      state.attempts.map((a) => [a.attempt, a.statusCode]),
+      [[1, 200]],
+    );
     assert.equal(s.receiver.requests.length, 1);
   });
 });
