@@ -25,7 +25,10 @@ export interface WebhookDeliveryInput {
 /** The starter's first attempt failed: the series goes on with its second attempt. */
 export const firstAttemptFailedSignal = defineSignal('firstAttemptFailed');
 
-/** SKIPPED: the delivery was already settled, or a newer series has replaced this one. */
+/**
+ * DELIVERED: this attempt or an earlier one of the series (its starter's) delivered it. SKIPPED: it
+ * gave up already, or a newer series has replaced this one.
+ */
 export type DeliverWebhookResult = 'DELIVERED' | 'SKIPPED';
 /** A series that gave up fails with DELIVERY_FAILED_TYPE ('FAILED' was the older executions' result). */
 export type WebhookDeliveryOutput = DeliverWebhookResult | 'FAILED';
