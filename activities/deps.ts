@@ -27,8 +27,8 @@ export interface ActivityDeps {
    */
   stopping: AbortSignal;
   /**
-   * Posts the first attempt of the deliveries the activities start (createActivities sets it; a
-   * test's group without it leaves every attempt to the delivery workflow).
+   * Posts the first attempt of the deliveries the activities start (createWorker sets it; a test's
+   * group without it leaves every attempt to the delivery workflow).
    */
   firstAttempts?: FirstAttempts;
 }

@@ -222,7 +222,7 @@ export const FIRST_ATTEMPT_SPAN = 'FirstAttempt:deliverWebhook';
 
 /**
  * The worker's FirstAttempts: each attempt runs on its own, within STARTER_FIRST_POST_BUDGET_MS and
- * until the worker stops. A failed POST wakes the delivery's workflow for the second attempt; an
+ * no longer than a stopping worker's grace (`stopping`), which waits for it (settled). A failed POST wakes the delivery's workflow for the second attempt; an
  * attempt that ends any other way (abandoned, PostgreSQL gone) leaves the delivery to that
  * workflow's takeover, which finds out from its row whether it was delivered.
  */
@@ -244,14 +244,22 @@ export function createFirstAttempts(deps: ActivityDeps): FirstAttempts {
     serviceTracer().startActiveSpan(FIRST_ATTEMPT_SPAN, { kind: SpanKind.CLIENT }, (span) =>
       post(delivery).finally(() => span.end()),
     );
+  const inFlight = new Set<Promise<void>>();
   return {
     post(delivery) {
-      traced(delivery).catch((err: unknown) =>
-        deps.logger.warn(
-          { deliveryId: delivery.deliveryId, err: describeFailure(err) },
-          'first attempt left to its delivery workflow',
-        ),
-      );
+      const running: Promise<void> = traced(delivery)
+        .catch((err: unknown) =>
+          deps.logger.warn(
+            { deliveryId: delivery.deliveryId, err: describeFailure(err) },
+            'first attempt left to its delivery workflow',
+          ),
+        )
+        .finally(() => inFlight.delete(running));
+      inFlight.add(running);
+    },
+    async settled() {
+      // An attempt may be posted while earlier ones are awaited (a step finishing during a stop).
+      while (inFlight.size) await Promise.all(inFlight);
     },
   };
 }

@@ -9,10 +9,13 @@ import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../core/temporal/connection';
+import type { FirstAttempts } from '../workflows/client';
 import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
+  /** The first attempts the worker's steps post (the delivery tests post through them too). */
+  firstAttempts: FirstAttempts;
   /** The worker's own connection (through `temporalAddress` when given). */
   connection: NativeConnection;
   deps: ActivityDeps;
@@ -54,16 +57,17 @@ export async function startWorker(
     stopping: handoff.signal,
     ...options.deps,
   };
-  const worker = await createWorker(deps, {
+  const { worker, firstAttempts, run } = await createWorker(deps, {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     tracing: options.tracing,
     shutdownGraceMs: options.shutdownGraceMs,
   });
-  const running = worker.run();
+  const running = run();
   return {
     worker,
+    firstAttempts,
     connection,
     deps,
     async stop() {

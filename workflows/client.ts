@@ -50,6 +50,11 @@ export interface Starter {
 export interface FirstAttempts {
   /** Starts the attempt and returns at once; its outcome reaches the delivery's workflow. */
   post(delivery: RecordedDelivery): void;
+  /**
+   * Resolves once every attempt posted so far has ended: a stopping worker waits for this, since
+   * the SDK does not know of these attempts, before it closes what they use.
+   */
+  settled(): Promise<void>;
 }
 
 /** The starter of a process whose deps hold its Temporal client, its config and its logger. */

@@ -6,10 +6,11 @@ import {
 import { Resource } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../../activities';
+import { createActivities, createFirstAttempts } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Tracing } from '../../core/telemetry/tracing';
 import type { WebpackConfiguration } from '@temporalio/worker/lib/worker-options';
+import type { FirstAttempts } from '../../workflows/client';
 import { observeActivity } from './interceptors';
 
 export interface WorkerOptions {
@@ -79,14 +80,27 @@ export function workflowObservation(
   };
 }
 
+/** The SDK's worker and the deliveries' first attempts its steps post, which the SDK does not run. */
+export interface ServiceWorker {
+  worker: Worker;
+  firstAttempts: FirstAttempts;
+  /**
+   * Runs the worker until it is shut down and its work in flight has ended, the first attempts
+   * included: each ends within its budget or at `stopping`, so a stop neither closes the database
+   * under one nor leaves its delivery to wait for the takeover (20 s).
+   */
+  run(): Promise<void>;
+}
+
 /** Builds the worker from its dependencies; main.ts and the tests both call this. */
-export async function createWorker(deps: ActivityDeps, options: WorkerOptions): Promise<Worker> {
-  return Worker.create({
+export async function createWorker(deps: ActivityDeps, options: WorkerOptions): Promise<ServiceWorker> {
+  const firstAttempts = createFirstAttempts(deps);
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
-    activities: createActivities(deps),
+    activities: createActivities({ ...deps, firstAttempts }),
     ...workflowObservation(options.tracing),
     // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
     maxHeartbeatThrottleInterval: '2 seconds',
@@ -110,6 +124,11 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
           shutdownForceTime: options.shutdownGraceMs + 5_000,
         }),
   });
+  return {
+    worker,
+    firstAttempts,
+    run: () => worker.run().then(() => firstAttempts.settled()),
+  };
 }
 
 /**

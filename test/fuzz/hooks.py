@@ -19,6 +19,8 @@ every drawn value, so key reuse with another body and every planMode are still f
 import re
 import time
 import uuid
+from email.parser import BytesParser
+from email.policy import HTTP
 
 import requests
 import schemathesis
@@ -64,47 +66,76 @@ def before_call(context, case, kwargs):
             time.sleep(0.05)
 
 
-# A mutation of a multipart form's file fields (`file`, `files`: format binary), as Schemathesis
-# names it in the failure ("… at /anyOf/0/properties/file").
-FILE_FIELD_MUTATION = re.compile(r"/properties/files?\b")
+# Where a negative case's mutation is, as Schemathesis names it in the failure: a field's value
+# ("violates `type` at /properties/chatId", "… at /anyOf/0/properties/file") or a field left out
+# ("violates `required` at /anyOf/1 (was files)").
+FIELD_MUTATION = re.compile(r"at \S*/properties/(\w+)|`required` at \S+ \(was (\w+)\)")
+# A form's files, in either field, count together up to their maxItems; an upload takes one at
+# least (its anyOf). Any bytes are a valid binary value.
+FILE_FIELDS = {"file", "files"}
 
 
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
-    """Keeps every failure but three that Schemathesis makes up; each is "schema-violating request
-    accepted" for a request that, as sent, was valid:
+    """Keeps every failure but those Schemathesis makes up, each "schema-violating request accepted"
+    for a request that, as sent, was valid:
 
     - in the stateful phase, a link that puts an id into the body (`chatId` from a created chat)
       overwrites the field a negative case had made invalid; Schemathesis records that no
       mutation is left ("Positive test case"), and only then is the failure dropped;
-    - a negative case made by a multipart form's file field goes out with a real file in it: the
-      multipart serializer puts its own sample file into a binary field (CI, seed 2980296345: a
-      case "violates `required` at /anyOf/0/properties/file" was sent as a PNG under `file`, and
-      the upload was rightly stored, 201);
-    - a negative case that adds a field to a multipart form with an empty list for its value: no
-      part goes out for it (see _extra_fields_unsent).
+    - a multipart form's negative case whose mutation did not go out: the serializer sends no part
+      for an empty list, and puts its own sample file into a binary field. A multipart case is
+      judged by the request as sent (_sent_parts); it is dropped when:
+      - its mutated field is a file field and an allowed number of files went out after all
+        (CI, seed 2980296345: "violates `required` at /anyOf/0/properties/file" sent as a PNG
+        under `file`; seed 3930897367: "violates `required` at /anyOf/1 (was files)" sent as a
+        JPEG under `file`);
+      - its mutated field is an optional one that went out as no part (seed 3930897367:
+        "violates `type` at /properties/chatId (was string, became array)", an empty list);
+      - every field it adds beyond the form went out as no part (seed 1898174763: "violates
+        `additionalProperties`" sent as a lone PNG under `file`).
+      In each the upload was rightly stored, 201.
 
-    A negative case that keeps its mutation, or whose mutation is anywhere else in the request,
-    and is accepted still fails the run.
+    A negative case whose mutation went out (a file field's with no file at all, a required
+    field's left out, an optional field's with a value) and is accepted still fails the run, as
+    does one whose mutation is anywhere else in the request.
     """
     if not isinstance(failure, AcceptedNegativeData) or case.meta is None:
         return True
     if _stateful(case) and not case.meta.phase.data.mutations:
         return False
-    multipart = "multipart/form-data" in (case.media_type or "")
-    if multipart and "additionalProperties" in (failure.message or "") and _extra_fields_unsent(case):
-        return False
-    return not (multipart and FILE_FIELD_MUTATION.search(failure.message or ""))
+    if "multipart/form-data" not in (case.media_type or ""):
+        return True
+    message = failure.message or ""
+    sent = _sent_parts(response.request)
+    form = case.operation.get_body_for_media_type(case.media_type)
+    if "additionalProperties" in message:
+        known = form.form_properties if form is not None else {}
+        drawn = case.body if isinstance(case.body, dict) else {}
+        extra = [name for name in drawn if name not in known]
+        return not extra or any(name in sent for name in extra)
+    mutation = FIELD_MUTATION.search(message)
+    if mutation is None:
+        return True
+    field = mutation.group(1) or mutation.group(2)
+    schema = (form.resolved_schema or {}) if form is not None else {}
+    if field in FILE_FIELDS:
+        files = [payload for name in FILE_FIELDS for payload in sent.get(name, []) if payload]
+        limits = [p.get("maxItems") for n, p in form.form_properties.items() if n in FILE_FIELDS]
+        most = min([limit for limit in limits if limit is not None], default=len(files))
+        needs_file = any(FILE_FIELDS & set(b.get("required", [])) for b in schema.get("anyOf", []))
+        return not int(needs_file) <= len(files) <= most
+    return field in sent or field in schema.get("required", [])
 
 
-def _extra_fields_unsent(case):
-    """Whether every field a multipart case adds beyond its form is an empty list, which the
-    serializer sends as no part at all: the request as sent has no extra field (CI, seed
-    1898174763: a case "violates `additionalProperties`" went out as a lone PNG under `file`, and
-    the upload was rightly stored, 201)."""
-    if not isinstance(case.body, dict):
-        return False
-    body = case.operation.get_body_for_media_type(case.media_type)
-    properties = body.form_properties if body is not None else {}
-    extra = [name for name in case.body if name not in properties]
-    return bool(extra) and all(case.body[name] == [] for name in extra)
+def _sent_parts(request):
+    """A multipart request's parts as they went out: each field's name and its payloads."""
+    body = request.body if isinstance(request.body, bytes) else str(request.body or "").encode()
+    head = f"Content-Type: {request.headers.get('Content-Type', '')}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + body)
+    parts = {}
+    if message.is_multipart():
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            parts.setdefault(name, []).append(part.get_payload(decode=True) or b"")
+    return parts

@@ -16,8 +16,11 @@ export interface ReceivedRequest {
   arrivedAt: number;
 }
 
-/** An answer: a status (and body), or `hang` to hold the request open without ever answering. */
-export type ReceiverAnswer = { status: number; body?: string } | 'hang';
+/**
+ * An answer: a status (and body), given after `delayMs` when set, or `hang` to hold the request open
+ * without ever answering.
+ */
+export type ReceiverAnswer = { status: number; body?: string; delayMs?: number } | 'hang';
 
 export interface HttpsReceiver {
   /** `https://127.0.0.1:<port>/hook`. */
@@ -92,9 +95,12 @@ export async function startHttpsReceiver(
       for (const wake of waiters.splice(0)) wake();
       const answer = queue.shift() ?? otherwise;
       if (answer === 'hang') return;
-      res
-        .writeHead(answer.status, { 'content-type': 'text/plain' })
-        .end(answer.body ?? `status ${answer.status}`);
+      const send = () =>
+        res
+          .writeHead(answer.status, { 'content-type': 'text/plain' })
+          .end(answer.body ?? `status ${answer.status}`);
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   };
 

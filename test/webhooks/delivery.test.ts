@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createFirstAttempts } from '../../activities';
 import type { Config } from '../../core/config/config';
 import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
 import { recordEvent } from '../../core/webhooks/store';
-import { createFirstAttempts } from '../../activities/webhooks';
 import { WEBHOOK_TAKEOVER_DELAY_MS } from '../../workflows/activity-options';
 import { startDeliveries, type FirstAttempts } from '../../workflows/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import {
+  DELIVERY_FAILED_TYPE,
   webhookDeliveryWorkflowId,
   type WebhookDeliveryOutput,
 } from '../../workflows/webhook-delivery.contract';
@@ -57,10 +59,8 @@ describe('webhook delivery', function () {
   let config: Config;
   let worker: TestWorker;
   let gateway: TestGateway;
-  /** The worker's own: the first attempt is posted by the step that records the event. */
-  let firstAttempts: FirstAttempts;
   /** A worker that dies between a series' start and its first attempt. */
-  const diesBeforeItsAttempt: FirstAttempts = { post: () => undefined };
+  const diesBeforeItsAttempt: FirstAttempts = { post: () => undefined, settled: () => Promise.resolve() };
   /**
    * Records an event as the statements that change a run or a tool call do (the outbox), starts
    * its deliveries as the worker's steps do, and answers every delivery the event has, new or
@@ -69,7 +69,7 @@ describe('webhook delivery', function () {
   const emitter = {
     async emitWebhookEvent(
       input: EmitWebhookEventInput,
-      starterAttempts = firstAttempts,
+      starterAttempts = worker.firstAttempts,
     ): Promise<{ deliveryIds: string[] }> {
       const { db } = await testStack();
       const deliveries = await recordEvent(db.pool, input);
@@ -101,7 +101,6 @@ describe('webhook delivery', function () {
       TEMPORAL_TASK_QUEUE: `webhooks-${randomBytes(4).toString('hex')}`,
     });
     worker = await startWorker({ config });
-    firstAttempts = createFirstAttempts(worker.deps);
     gateway = await startGateway({ config });
   });
   after(async () => {
@@ -173,7 +172,7 @@ describe('webhook delivery', function () {
   }
   async function scenario(
     answers: Parameters<typeof startHttpsReceiver>,
-    starterAttempts = firstAttempts,
+    starterAttempts = worker.firstAttempts,
   ): Promise<Scenario> {
     const user = await createTestUser();
     const r = await receiver(...answers);
@@ -262,18 +261,20 @@ describe('webhook delivery', function () {
     const r = await receiver();
     const endpoint = await createEndpoint(user, r.url, ['agent.completed', 'agent.failed']);
     const input = agentCompleted(user);
+    // This test's own, so that waiting for its attempts waits for no other test's.
+    const attempts = createFirstAttempts(worker.deps);
 
     // Two emits racing each other, as a retried activity and its first try could.
     const [first, second] = await Promise.all([
-      emitter.emitWebhookEvent(input),
-      emitter.emitWebhookEvent(input),
+      emitter.emitWebhookEvent(input, attempts),
+      emitter.emitWebhookEvent(input, attempts),
     ]);
     assert.deepEqual(second.deliveryIds, first.deliveryIds);
     const deliveryId = first.deliveryIds[0]!;
     await waitForStatus(deliveryId, 'DELIVERED');
-    // Emitting again after delivery posts nothing either.
-    await emitter.emitWebhookEvent(input);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Emitting again after delivery posts nothing either: no first attempt is left in flight.
+    await emitter.emitWebhookEvent(input, attempts);
+    await attempts.settled();
     assert.equal(r.requests.length, 1);
 
     const [request] = r.requests;
@@ -369,7 +370,14 @@ describe('webhook delivery', function () {
       state.attempts.map((a) => [a.series, a.attempt, a.statusCode]),
       [1, 2, 3, 4].map((n) => [1, n, 500]),
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The series' workflow has ended: nothing can post after its last attempt.
+    await assert.rejects(
+      s.outcome(),
+      (err) =>
+        err instanceof WorkflowFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === DELIVERY_FAILED_TYPE,
+    );
     assert.equal(s.receiver.requests.length, 4, 'nothing after the last attempt');
   });
 
@@ -472,5 +480,28 @@ describe('webhook delivery', function () {
       [[1, 200]],
     );
     assert.equal(s.receiver.requests.length, 1);
+  });
+
+  it('lets a first attempt in flight finish when its worker is stopped, rather than leave it to the takeover', async () => {
+    const user = await createTestUser();
+    // Answered 2 s after it arrives, while the worker is stopping.
+    const r = await receiver([{ status: 200, delayMs: 2_000 }]);
+    await createEndpoint(user, r.url);
+    // A worker of its own (its own queue, so it takes none of the other tests' tasks), stopped as
+    // SIGTERM stops one: its first attempts have SHUTDOWN_GRACE to finish.
+    const stopping = await startWorker({
+      config: { ...config, TEMPORAL_TASK_QUEUE: `${config.TEMPORAL_TASK_QUEUE}-stopping` },
+      shutdownGraceMs: 10_000,
+    });
+    const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user), stopping.firstAttempts);
+    await r.waitForRequests(1, 10_000);
+    await stopping.stop();
+    // The stop ended only once the attempt was answered and recorded: delivered, attempt 1.
+    const state = await deliveryState(deliveryIds[0]!);
+    assert.equal(state.status, 'DELIVERED');
+    assert.deepEqual(
+      state.attempts.map((a) => [a.attempt, a.statusCode]),
+      [[1, 200]],
+    );
   });
 });
