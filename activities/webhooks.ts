@@ -222,9 +222,10 @@ export const FIRST_ATTEMPT_SPAN = 'FirstAttempt:deliverWebhook';
 
 /**
  * The worker's FirstAttempts: each attempt runs on its own, within STARTER_FIRST_POST_BUDGET_MS and
- * no longer than a stopping worker's grace (`stopping`), which waits for it (settled). A failed POST wakes the delivery's workflow for the second attempt; an
- * attempt that ends any other way (abandoned, PostgreSQL gone) leaves the delivery to that
- * workflow's takeover, which finds out from its row whether it was delivered.
+ * no longer than a stopping worker's grace (`stopping`), which waits for it (settled). A failed
+ * POST wakes the delivery's workflow for the second attempt; an attempt that ends any other way
+ * (abandoned, PostgreSQL gone) leaves the delivery to that workflow's takeover, which finds out
+ * from its row whether it was delivered.
  */
 export function createFirstAttempts(deps: ActivityDeps): FirstAttempts {
   const attempt = attemptOf(deps);
