@@ -100,7 +100,20 @@ describe('the reconciler', function () {
     await sweepLeftovers();
     const turn = await send(idle, { text: 'never taken' });
     const { db, temporal } = await testStack();
-    await temporal.client.workflow.getHandle(turn.chatId).terminate('stuck, says the operator');
+    const execution = temporal.client.workflow.getHandle(turn.chatId);
+    // A send on a busy machine may answer before its workflow's start (`triggerRunId: null`): the
+    // operator terminates an execution that exists.
+    await waitFor(
+      () =>
+        execution.describe().then(
+          () => true,
+          () => undefined,
+        ),
+      {
+        what: "the run's execution to start",
+      },
+    );
+    await execution.terminate('stuck, says the operator');
     const before = await repairs('closed_execution');
     const reconciler = startReconciler(gateway.deps, 60_000);
     try {
