@@ -106,19 +106,20 @@ def filter_failure(context, failure, case, response):
         return False
     if "multipart/form-data" not in (case.media_type or ""):
         return True
+    form = case.operation.get_body_for_media_type(case.media_type)
+    if form is None:
+        return True
     message = failure.message or ""
     sent = _sent_parts(response.request)
-    form = case.operation.get_body_for_media_type(case.media_type)
     if "additionalProperties" in message:
-        known = form.form_properties if form is not None else {}
         drawn = case.body if isinstance(case.body, dict) else {}
-        extra = [name for name in drawn if name not in known]
+        extra = [name for name in drawn if name not in form.form_properties]
         return not extra or any(name in sent for name in extra)
     mutation = FIELD_MUTATION.search(message)
     if mutation is None:
         return True
     field = mutation.group(1) or mutation.group(2)
-    schema = (form.resolved_schema or {}) if form is not None else {}
+    schema = form.resolved_schema or {}
     if field in FILE_FIELDS:
         files = [payload for name in FILE_FIELDS for payload in sent.get(name, []) if payload]
         limits = [p.get("maxItems") for n, p in form.form_properties.items() if n in FILE_FIELDS]

@@ -103,16 +103,9 @@ describe('the reconciler', function () {
     const execution = temporal.client.workflow.getHandle(turn.chatId);
     // A send on a busy machine may answer before its workflow's start (`triggerRunId: null`): the
     // operator terminates an execution that exists.
-    await waitFor(
-      () =>
-        execution.describe().then(
-          () => true,
-          () => undefined,
-        ),
-      {
-        what: "the run's execution to start",
-      },
-    );
+    await waitFor(() => execution.describe().catch(() => undefined), {
+      what: "the run's execution to start",
+    });
     await execution.terminate('stuck, says the operator');
     const before = await repairs('closed_execution');
     const reconciler = startReconciler(gateway.deps, 60_000);

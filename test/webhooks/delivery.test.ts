@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { createFirstAttempts } from '../../activities';
 import type { Config } from '../../core/config/config';
 import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
 import { recordEvent } from '../../core/webhooks/store';
 import { WEBHOOK_TAKEOVER_DELAY_MS } from '../../workflows/activity-options';
 import { startDeliveries, type FirstAttempts } from '../../workflows/client';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import {
   DELIVERY_FAILED_TYPE,
   webhookDeliveryWorkflowId,
@@ -493,11 +493,17 @@ describe('webhook delivery', function () {
       config: { ...config, TEMPORAL_TASK_QUEUE: `${config.TEMPORAL_TASK_QUEUE}-stopping` },
       shutdownGraceMs: 10_000,
     });
-    const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user), stopping.firstAttempts);
-    await r.waitForRequests(1, 10_000);
-    await stopping.stop();
+    let deliveryId: string | undefined;
+    try {
+      const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user), stopping.firstAttempts);
+      deliveryId = deliveryIds[0];
+      await r.waitForRequests(1, 10_000);
+    } finally {
+      await stopping.stop();
+    }
     // The stop ended only once the attempt was answered and recorded: delivered, attempt 1.
-    const state = await deliveryState(deliveryIds[0]!);
+    assert.ok(deliveryId);
+    const state = await deliveryState(deliveryId);
     assert.equal(state.status, 'DELIVERED');
     assert.deepEqual(
       state.attempts.map((a) => [a.attempt, a.statusCode]),
