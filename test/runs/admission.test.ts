@@ -582,7 +582,7 @@ describe('turn admission', () => {
             .getHandle(admitted.run.chatId)
             .describe()
             .catch(() => undefined),
-        { what: 'the dispatcher to start the orphaned run', timeoutMs: 20_000 },
+        { what: 'the dispatcher to start the orphaned run', timeoutMs: 45_000 },
       );
       // Both dispatchers have looked at the run since, and recorded that its execution exists.
       await waitFor(
