@@ -19,7 +19,10 @@ export interface ActivityDeps {
   http: GuardedHttp;
   /** Undefined when no model provider is configured: runs then fail with PROVIDER_NOT_CONFIGURED. */
   model: ModelProvider | undefined;
-  /** The worker's LISTEN connection, on `run_cancels`: a step hears its run's cancel at once. */
+  /**
+   * The worker's LISTEN connection, on `run_cancels` (a step hears its run's cancel at once) and
+   * `tool_offers` (the crops gateways offer its first attempts).
+   */
   notifications: NotificationHub;
   /**
    * Aborted once the worker, asked to stop, has given its work in flight SHUTDOWN_GRACE: a local

@@ -8,6 +8,7 @@ import { createWebhooksActivities } from './webhooks';
 
 export type { ActivityDeps } from './deps';
 export { createFirstAttempts } from './webhooks';
+export { createToolFirstAttempts } from './tools';
 
 /**
  * Every activity group, built once from the worker's dependencies, with the FirstAttempts through

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError } from '../core/errors/app-error';
@@ -5,10 +6,25 @@ import { isFailureType, permanentFailure } from '../core/errors/failures';
 import { toolCallDuration } from '../core/metrics/worker';
 import { faultPoint } from '../core/process/fault';
 import type { ToolResult } from '../core/schemas/events';
-import { markToolCallFailed, openToolCall, readToolCall, recordToolSuccess } from '../core/tools/calls';
+import { ANY_ID } from '../core/db/notification-hub';
+import {
+  holdToolCall,
+  markToolCallFailed,
+  openToolCall,
+  parseToolOffer,
+  readToolCall,
+  recordToolSuccess,
+  toolCallHeld,
+} from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
-import { isToolName, TOOLS } from '../core/tools/registry';
-import { stoppedByCaller, type ProviderProgress, type RunToolInput } from '../core/tools/types';
+import { isToolName, TOOLS, type ToolName } from '../core/tools/registry';
+import {
+  stoppedByCaller,
+  type ProviderProgress,
+  type RunToolInput,
+  type ToolContext,
+} from '../core/tools/types';
+import { TOOL_FIRST_ATTEMPT_BUDGET_MS } from '../workflows/activity-options';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
@@ -21,51 +37,34 @@ const HEARTBEAT_INTERVAL_MS = 1_000;
 
 export type { RunToolInput } from '../core/tools/types';
 
-export function createToolsActivities(deps: ActivityDeps) {
+/** How often the workflow's attempt of an offered call asks whether a first attempt still holds it. */
+const HELD_POLL_MS = 20;
+
+/**
+ * What runTool's attempts and the first attempts share: opening the call's row, and running its
+ * provider to a recorded success.
+ */
+function toolAttempts(deps: ActivityDeps) {
   const { pool } = deps.db;
   const starter = starterOf(deps);
-
   return {
-    /**
-     * Runs one tool call to its result, at most one charge however often it is retried: the row is
-     * created once, a call already SUCCEEDED answers its stored result, and the result, the charge
-     * and the tool.completed event are one statement, the charge keyed by the call.
-     */
-    async runTool(input: RunToolInput): Promise<ToolResult> {
-      const ctx = Context.current();
-      const opened = await openToolCall(pool, {
+    open: (input: RunToolInput) =>
+      openToolCall(pool, {
         ...input,
         price: isToolName(input.toolName) ? TOOLS[input.toolName].price(deps.config) : '0',
         maxActive: deps.config.MAX_ACTIVE_TOOL_CALLS_PER_USER,
-      });
-      if (opened.outcome === 'run-ended')
-        throw permanentFailure('RUN_NOT_ACTIVE', 'The run has ended; the tool was not started.');
-      if (opened.outcome === 'no-credits')
-        throw permanentFailure('INSUFFICIENT_CREDITS', 'The credit balance cannot pay for this tool call.');
-      // Retryable: the call waits, by the activity's retries, for one of the user's calls to end.
-      if (opened.outcome === 'at-cap')
-        throw ApplicationFailure.create({
-          type: 'ACTIVE_LIMIT',
-          message: 'Too many tool calls of this user are running; retry when one has finished.',
-        });
-      const existing = opened.call;
-      if (existing.status === 'SUCCEEDED' && existing.result) return existing.result;
-      if (existing.status === 'FAILED') {
-        throw permanentFailure('PROVIDER_ERROR', existing.error ?? 'The tool call failed.');
-      }
-      if (!isToolName(input.toolName)) {
-        const error = `There is no tool named ${input.toolName}.`;
-        await markToolCallFailed(pool, input.toolCallId, error);
-        throw permanentFailure('UNKNOWN_TOOL', error);
-      }
-      const toolName = input.toolName;
-      let progress = ctx.info.heartbeatDetails as ProviderProgress | undefined;
-      // A local activity (a tool that runs in moments, LOCAL_TOOL_CALL) has no heartbeats to send.
-      const heartbeat = (details?: ProviderProgress) => {
-        if (details) progress = details;
-        if (!ctx.info.isLocal) ctx.heartbeat(progress);
-      };
-      const timer = ctx.info.isLocal ? undefined : setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
+      }),
+
+    /**
+     * Runs the provider and records the success: the result as the row holds it, or undefined when
+     * the call had stopped RUNNING meanwhile (another attempt finished it, or its run ended it).
+     * The provider's failure is thrown as it came.
+     */
+    async run(
+      input: RunToolInput,
+      toolName: ToolName,
+      attempt: Pick<ToolContext, 'signal' | 'heartbeat' | 'previous'>,
+    ): Promise<ToolResult | undefined> {
       const started = Date.now();
       const stopTimer = toolCallDuration.startTimer({ tool: toolName });
       let outcome;
@@ -78,29 +77,13 @@ export function createToolsActivities(deps: ActivityDeps) {
           logger: deps.logger.child({ toolCallId: input.toolCallId, toolName }),
           userId: input.userId,
           toolCallId: input.toolCallId,
-          signal: ctx.cancellationSignal,
-          heartbeat,
-          previous: progress,
+          ...attempt,
         });
       } catch (err) {
-        stopTimer({ outcome: ctx.cancellationSignal.aborted ? 'cancelled' : 'failed' });
-        if (ctx.cancellationSignal.aborted) {
-          // A worker stopping, or an attempt timed out, leaves the call for the next attempt.
-          if (stoppedByCaller(ctx.cancellationSignal))
-            await markToolCallFailed(pool, input.toolCallId, 'The tool call was cancelled.');
-          throw ctx.cancellationSignal.reason;
-        }
-        const failure =
-          err instanceof AppError && isFailureType(err.code) ? permanentFailure(err.code, err.message) : err;
-        if (failure instanceof ApplicationFailure && failure.nonRetryable) {
-          await markToolCallFailed(pool, input.toolCallId, failure.message);
-        }
-        throw failure;
-      } finally {
-        clearInterval(timer);
+        stopTimer({ outcome: attempt.signal.aborted ? 'cancelled' : 'failed' });
+        throw err;
       }
       stopTimer({ outcome: 'succeeded' });
-
       const result: ToolResult = {
         toolName,
         output: outcome.output,
@@ -114,11 +97,96 @@ export function createToolsActivities(deps: ActivityDeps) {
         userId: input.userId,
         result,
       });
-      if (recorded) {
-        await startDeliveries(starter, recorded.deliveries);
-        await faultPoint(deps.config, 'tool-recorded', { toolCallId: input.toolCallId });
-        return recorded.result;
+      if (!recorded) return undefined;
+      await startDeliveries(starter, recorded.deliveries);
+      await faultPoint(deps.config, 'tool-recorded', { toolCallId: input.toolCallId });
+      return recorded.result;
+    },
+  };
+}
+
+export function createToolsActivities(deps: ActivityDeps) {
+  const { pool } = deps.db;
+  const attempts = toolAttempts(deps);
+
+  /**
+   * An offered call's first attempt may hold it: the workflow's attempt waits for it to end rather
+   * than run the tool beside it, then finds the call as it left it (succeeded, or still RUNNING for
+   * this attempt to run). A first attempt dies with its worker's connection, so no wait outlasts it.
+   */
+  const waitForFirstAttempt = async (toolCallId: string, signal: AbortSignal): Promise<void> => {
+    let waited = false;
+    while (await toolCallHeld(pool, toolCallId)) {
+      if (!waited) deps.logger.debug({ toolCallId }, 'tool call waits for its first attempt');
+      waited = true;
+      await sleep(HELD_POLL_MS, undefined, { signal }).catch(() => {
+        throw signal.reason;
+      });
+    }
+  };
+
+  return {
+    /**
+     * Runs one tool call to its result, at most one charge however often it is retried: the row is
+     * created once, a call already SUCCEEDED answers its stored result, and the result, the charge
+     * and the tool.completed event are one statement, the charge keyed by the call.
+     */
+    async runTool(input: RunToolInput): Promise<ToolResult> {
+      const ctx = Context.current();
+      if (input.offered) await waitForFirstAttempt(input.toolCallId, ctx.cancellationSignal);
+      const opened = await attempts.open(input);
+      if (opened.outcome === 'run-ended')
+        throw permanentFailure('RUN_NOT_ACTIVE', 'The run has ended; the tool was not started.');
+      if (opened.outcome === 'no-credits')
+        throw permanentFailure('INSUFFICIENT_CREDITS', 'The credit balance cannot pay for this tool call.');
+      // Retryable: the call waits, by the activity's retries, for one of the user's calls to end.
+      if (opened.outcome === 'at-cap')
+        throw ApplicationFailure.create({
+          type: 'ACTIVE_LIMIT',
+          message: 'Too many tool calls of this user are running; retry when one has finished.',
+        });
+      const existing = opened.call;
+      if (existing.status === 'SUCCEEDED' && existing.result) return existing.result;
+      if (existing.status === 'FAILED') {
+        // Failed by another attempt (a first attempt, or one whose workflow did not hear of it).
+        const type = isFailureType(existing.errorCode) ? existing.errorCode : 'PROVIDER_ERROR';
+        throw permanentFailure(type, existing.error ?? 'The tool call failed.');
       }
+      if (!isToolName(input.toolName)) {
+        const error = `There is no tool named ${input.toolName}.`;
+        await markToolCallFailed(pool, input.toolCallId, error);
+        throw permanentFailure('UNKNOWN_TOOL', error);
+      }
+      let progress = ctx.info.heartbeatDetails as ProviderProgress | undefined;
+      // A local activity (a tool that runs in moments, LOCAL_TOOL_CALL) has no heartbeats to send.
+      const heartbeat = (details?: ProviderProgress) => {
+        if (details) progress = details;
+        if (!ctx.info.isLocal) ctx.heartbeat(progress);
+      };
+      const timer = ctx.info.isLocal ? undefined : setInterval(() => heartbeat(), HEARTBEAT_INTERVAL_MS);
+      let recorded;
+      try {
+        recorded = await attempts.run(input, input.toolName, {
+          signal: ctx.cancellationSignal,
+          heartbeat,
+          previous: progress,
+        });
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) {
+          // A worker stopping, or an attempt timed out, leaves the call for the next attempt.
+          if (stoppedByCaller(ctx.cancellationSignal))
+            await markToolCallFailed(pool, input.toolCallId, 'The tool call was cancelled.');
+          throw ctx.cancellationSignal.reason;
+        }
+        const failure = asPermanent(err);
+        if (failure instanceof ApplicationFailure && failure.nonRetryable) {
+          await markToolCallFailed(pool, input.toolCallId, failure.message, failure.type);
+        }
+        throw failure;
+      } finally {
+        clearInterval(timer);
+      }
+      if (recorded) return recorded;
       // Another attempt finished first, or the run ended the call meanwhile: the row has the word.
       const now = await readToolCall(pool, input.toolCallId);
       if (now?.status === 'SUCCEEDED' && now.result) return now.result;
@@ -131,6 +199,95 @@ export function createToolsActivities(deps: ActivityDeps) {
     /** Closes a call its workflow gave up on (retries spent, or cancelled); a finished call is left alone. */
     async markToolCallFailed({ toolCallId, error }: { toolCallId: string; error: string }): Promise<void> {
       await markToolCallFailed(pool, toolCallId, error);
+    },
+  };
+}
+
+/** A provider's failure as an activity throws it: an AppError of a failure type is permanent. */
+function asPermanent(err: unknown): unknown {
+  return err instanceof AppError && isFailureType(err.code) ? permanentFailure(err.code, err.message) : err;
+}
+
+/** Takes the offers of quick tools' direct calls on a worker's queue (createWorker). */
+export interface ToolFirstAttempts {
+  /** Starts taking offers; one is taken only while `accepting` says so and a slot is free. */
+  listen(accepting: () => boolean): void;
+  /** Takes no more, and resolves once every attempt taken has ended. */
+  close(): Promise<void>;
+}
+
+/**
+ * The worker's first attempts of direct quick-tool calls (a crop): a gateway offers the call right
+ * after starting its workflow (operations/tools.ts), and a worker of that workflow's queue runs it
+ * at once, about 20 ms before the workflow's first task would have (bench, crop row). It holds the
+ * call (core/tools/calls.ts holdToolCall) so the workflow's attempt waits for it, and opens the
+ * call's row as any attempt does. It settles a success, or a failure no retry can mend (with its
+ * type, which the workflow's attempt answers); anything else (a transient failure, a stop) it lets
+ * go of, and the workflow's attempt runs the call as a retry would. A call whose row was opened
+ * before (a retry, the workflow's attempt) is left to its workflow.
+ * Each attempt holds one of the pool's connections: WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
+ */
+export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
+  const { pool } = deps.db;
+  const attempts = toolAttempts(deps);
+  const inFlight = new Set<Promise<void>>();
+  let unsubscribe: (() => void) | undefined;
+
+  const attempt = async (call: RunToolInput, toolName: ToolName): Promise<void> => {
+    const hold = await holdToolCall(pool, call.toolCallId);
+    if (!hold) return;
+    try {
+      if ((await attempts.open(call)).outcome !== 'opened') return;
+      const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(TOOL_FIRST_ATTEMPT_BUDGET_MS)]);
+      try {
+        await attempts.run(call, toolName, { signal, heartbeat: () => undefined, previous: undefined });
+      } catch (err) {
+        const failure = asPermanent(err);
+        // No retry can mend it: the call fails now, with its type, and is fetched no second time.
+        if (!signal.aborted && failure instanceof ApplicationFailure && failure.nonRetryable) {
+          await markToolCallFailed(pool, call.toolCallId, failure.message, failure.type);
+          deps.logger.info(
+            { toolCallId: call.toolCallId, err: failure },
+            'first attempt failed the tool call',
+          );
+          return;
+        }
+        throw err;
+      }
+    } finally {
+      await hold.release();
+    }
+  };
+
+  const take = (payload: string) => {
+    const offer = parseToolOffer(payload);
+    if (!offer || offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
+    const { call } = offer;
+    if (!isToolName(call.toolName)) return;
+    const running: Promise<void> = attempt(call, call.toolName)
+      .catch((err: unknown) =>
+        deps.logger.warn(
+          { toolCallId: call.toolCallId, err },
+          'first attempt left the tool call to its workflow',
+        ),
+      )
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  };
+
+  return {
+    listen(accepting) {
+      const max = deps.config.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS;
+      if (unsubscribe || max === 0) return;
+      unsubscribe = deps.notifications.subscribe('tool_offers', ANY_ID, (payload) => {
+        // Past the cap, or stopping, the call's workflow runs it as if it had not been offered.
+        if (payload !== undefined && inFlight.size < max && accepting()) take(payload);
+      });
+    },
+    async close() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      while (inFlight.size) await Promise.all(inFlight);
     },
   };
 }

@@ -103,22 +103,21 @@ async function measureCrops(bench: Bench, gatewayUrl: string, bare: BareStack, c
  * Where the measured crops spent their time (see bench/README.md, crop):
  * - `toStart`: the request, the gateway's checks and Temporal's start, up to the execution's
  *   started event;
- * - `dispatch`: started event to workflow task started, Temporal handing the task to a worker;
  * - `provider`: the tool's own work as the answer reports it (durationMs: fetch, sharp, storage);
- * - `rest`: the remainder, the worker's activation of the workflow and the local activity's
- *   start, the call's two records, the gateway's read of the row and the answer.
+ * - `rest`: the remainder, the offer to the workers, the first attempt's hold of the call and its
+ *   two records, the gateway's read of the row and the answer.
  */
 async function cropTimeline(bench: Bench, samples: CropSample[]): Promise<Record<string, number>> {
   const parts = [];
   for (const s of samples) {
-    const { started, taskStarted } = await executionStart(
+    const { started } = await executionStart(
       bench.temporal.client.workflow.getHandle(toolCallWorkflowId(s.toolCallId)),
+      true,
     );
     parts.push({
       toStart: started - s.sentAt,
-      dispatch: taskStarted - started,
       provider: s.providerMs,
-      rest: s.answeredAt - taskStarted - s.providerMs,
+      rest: s.answeredAt - started - s.providerMs,
     });
   }
   return timelineOf("a crop's time", parts);

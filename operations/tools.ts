@@ -7,9 +7,11 @@ import { isFailureType } from '../core/errors/failures';
 import { toolResultSchema, type ToolResult } from '../core/schemas/events';
 import type { Config } from '../core/config/config';
 import type { NotificationHub } from '../core/db/notification-hub';
-import { readToolCall, selectToolAllowance } from '../core/tools/calls';
+import { offerToolCall, readToolCall, selectToolAllowance, toolOfferPayload } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
+import type { RunToolInput } from '../core/tools/types';
 import { startToolCall, starterOf } from '../workflows/client';
+import { runsAsLocalActivity } from '../workflows/tool-call.contract';
 import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';
 import { activeLimit } from './limits';
@@ -106,13 +108,27 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
       timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
     });
     try {
-      const handle = await startToolCall(starterOf(deps), {
+      const starter = starterOf(deps);
+      const call: RunToolInput = {
         toolCallId,
         toolName: name,
         input,
         userId: caller.userId,
         via: caller.via,
-      });
+      };
+      // A quick tool is offered to its queue's workers once its workflow has started, so the call
+      // runs before that workflow's first task would run it; the workflow's attempt then waits for
+      // the offer's attempt and finds its result (activities/tools.ts createToolFirstAttempts).
+      const offer = runsAsLocalActivity(name)
+        ? toolOfferPayload({ taskQueue: starter.taskQueue, call: { ...call, offered: true } })
+        : undefined;
+      const handle = await startToolCall(starter, offer ? { ...call, offered: true } : call);
+      if (offer) {
+        // Unheard, the offer costs nothing but its head start: the workflow runs the call.
+        offerToolCall(deps.db.pool, offer).catch((err: unknown) =>
+          deps.logger.warn({ err }, 'tool call offer failed'),
+        );
+      }
       const outcome = await Promise.race([
         deps.temporal.connection.withAbortSignal(longPoll.signal, () => handle.result()),
         success.result,

@@ -42,7 +42,7 @@ export async function startWorker(
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels'],
+    channels: ['run_cancels', 'tool_offers'],
   });
   const handoff = new AbortController();
   const deps: ActivityDeps = {

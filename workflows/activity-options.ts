@@ -73,6 +73,13 @@ export const LOCAL_TOOL_CALL = {
 } as const satisfies LocalActivityOptions;
 
 /**
+ * A direct call of such a tool runs first on a worker that heard the gateway's offer, outside any
+ * workflow (activities/tools.ts createToolFirstAttempts), within the local activity's own minute.
+ * Its workflow's attempt waits while it holds the call, so this bounds that wait too.
+ */
+export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 60_000;
+
+/**
  * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run
  * as local activities (no task-queue round trip, no history events of their own beyond a marker)
  * and are retried until PostgreSQL answers; the run cannot end without them.

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels'],
+    channels: ['run_cancels', 'tool_offers'],
   });
   const handoff = new AbortController();
   const { worker, run } = await createWorker(

@@ -6,7 +6,7 @@ import {
 import { Resource } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
-import { createActivities, createFirstAttempts } from '../../activities';
+import { createActivities, createFirstAttempts, createToolFirstAttempts } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Tracing } from '../../core/telemetry/tracing';
 import type { WebpackConfiguration } from '@temporalio/worker/lib/worker-options';
@@ -80,14 +80,18 @@ export function workflowObservation(
   };
 }
 
-/** The SDK's worker and the deliveries' first attempts its steps post, which the SDK does not run. */
+/**
+ * The SDK's worker, the deliveries' first attempts its steps post and the first attempts of the
+ * crops gateways offer it, which the SDK does not run.
+ */
 export interface ServiceWorker {
   worker: Worker;
   firstAttempts: FirstAttempts;
   /**
    * Runs the worker until it is shut down and its work in flight has ended, the first attempts
    * included: each ends within its budget or at `stopping`, so a stop neither closes the database
-   * under one nor leaves its delivery to wait for the takeover (20 s).
+   * under one nor leaves its delivery to wait for the takeover (20 s). Offers are taken only while
+   * the worker polls: a stopping worker leaves new ones to their workflows.
    */
   run(): Promise<void>;
 }
@@ -124,10 +128,18 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
           shutdownForceTime: options.shutdownGraceMs + 5_000,
         }),
   });
+  const toolFirstAttempts = createToolFirstAttempts(deps);
   return {
     worker,
     firstAttempts,
-    run: () => worker.run().then(() => firstAttempts.settled()),
+    async run() {
+      toolFirstAttempts.listen(() => worker.getState() === 'RUNNING');
+      try {
+        await worker.run();
+      } finally {
+        await Promise.all([toolFirstAttempts.close(), firstAttempts.settled()]);
+      }
+    },
   };
 }
 

@@ -159,6 +159,12 @@ export const configSchema = z
     WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: integer().pipe(z.number().min(2)).default(200),
     /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
+    /**
+     * First attempts of direct quick-tool calls (crops) a worker runs at once as the gateways offer
+     * them, before their workflows' tasks (activities/tools.ts); past it, or at 0, the workflow runs
+     * the call. Each holds one of the DATABASE_POOL_SIZE connections while it runs.
+     */
+    WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: integer().pipe(z.number().min(0)).default(2),
     /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */

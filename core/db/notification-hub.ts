@@ -7,21 +7,23 @@ import type { Logger } from '../logging/logger';
  * was revoked or deleted (migration api_key_notify), `run_cancels` the run whose cancel was just
  * recorded (migration run_cancel_notify), `tool_calls` the direct tool call whose success was just
  * recorded (migration tool_call_notify), `sessions` the console session that ended (migration
- * session_notify).
+ * session_notify). `tool_offers` carries a whole offer, not an id: a direct call of a quick tool
+ * that a gateway has just started, for the workers' first attempts (core/tools/calls.ts).
  */
-export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions';
-/** Subscribed under this id, a wake is called for every notification on its channel. */
+export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'tool_offers';
+/** Subscribed under this id, a wake is called for every notification on its channel, with its payload. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */
 const RECONNECT_AFTER_MS = 1_000;
 
 export interface NotificationHub {
   /**
-   * Calls `wake` whenever `id` (or, with ANY_ID, anything) is notified on `channel`, and whenever
-   * the listening connection is lost or (re)established, since notifications sent meanwhile are
-   * gone. Opens the connection if it is not. Returns the unsubscribe.
+   * Calls `wake` whenever `id` (or, with ANY_ID, anything) is notified on `channel`, with the
+   * notification's payload, and whenever the listening connection is lost or (re)established,
+   * without one, since notifications sent meanwhile are gone. Opens the connection if it is not.
+   * Returns the unsubscribe.
    */
-  subscribe(channel: Channel, id: string, wake: () => void): () => void;
+  subscribe(channel: Channel, id: string, wake: (payload?: string) => void): () => void;
   /** Whether a change committed now would be noticed: the connection is listening. */
   listening(): boolean;
   close(): Promise<void>;
@@ -39,15 +41,15 @@ export function createNotificationHub(options: {
   logger: Logger;
   channels: readonly Channel[];
 }): NotificationHub {
-  const subscribers = new Map<string, Set<() => void>>();
+  const subscribers = new Map<string, Set<(payload?: string) => void>>();
   const keyOf = (channel: string, id: string) => `${channel}\n${id}`;
   let client: Client | undefined;
   let connecting: Promise<void> | undefined;
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
 
-  const wake = (key: string) => {
-    for (const fn of subscribers.get(key) ?? []) fn();
+  const wake = (key: string, payload: string) => {
+    for (const fn of subscribers.get(key) ?? []) fn(payload);
   };
   const wakeAll = () => {
     for (const set of subscribers.values()) for (const fn of set) fn();
@@ -57,8 +59,9 @@ export function createNotificationHub(options: {
     connecting ??= (async () => {
       const next = new Client({ connectionString: options.url });
       next.on('notification', (msg) => {
-        wake(keyOf(msg.channel, msg.payload ?? ''));
-        wake(keyOf(msg.channel, ANY_ID));
+        const payload = msg.payload ?? '';
+        wake(keyOf(msg.channel, payload), payload);
+        wake(keyOf(msg.channel, ANY_ID), payload);
       });
       next.on('error', (err) => {
         options.logger.warn({ err }, 'notification listener lost its connection');

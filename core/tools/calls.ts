@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { z } from 'zod';
 import type { ToolResult } from '../schemas/events';
 import {
   deliveriesColumn,
@@ -15,6 +16,8 @@ export interface StoredToolCall {
   status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
   result: ToolResult | null;
   error: string | null;
+  /** The failure's type, when the attempt that failed it knew one. */
+  errorCode: string | null;
 }
 
 /**
@@ -52,7 +55,7 @@ export async function openToolCall(
               WHERE id = $4 AND status IN ('RUNNING', 'WAITING') AND "cancelRequestedAt" IS NULL
                 FOR SHARE
            ), prior AS (
-             SELECT status, result, error FROM "ToolCall" WHERE id = $1
+             SELECT status, result, error, "errorCode" FROM "ToolCall" WHERE id = $1
            ), slot AS (
              UPDATE "User" u SET "activeToolCalls" = u."activeToolCalls" + 1,
                     "creditBalance" = u."creditBalance" - $7::numeric
@@ -64,14 +67,14 @@ export async function openToolCall(
              INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input, "creditReserved", via)
              SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb, $7::numeric,
                     COALESCE($9, (SELECT r.via FROM "Run" r WHERE r.id = $4), 'rest') FROM slot
-             RETURNING status, result, error)
-           SELECT 'opened' AS outcome, status, result, error FROM opened
+             RETURNING status, result, error, "errorCode")
+           SELECT 'opened' AS outcome, status, result, error, "errorCode" FROM opened
            UNION ALL
-           SELECT 'existing', status, result, error FROM prior
+           SELECT 'existing', status, result, error, "errorCode" FROM prior
            UNION ALL
            SELECT CASE WHEN $4::uuid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run) THEN 'run-ended'
                        WHEN u."creditBalance" < $7::numeric THEN 'no-credits'
-                       ELSE 'at-cap' END, NULL, NULL, NULL
+                       ELSE 'at-cap' END, NULL, NULL, NULL, NULL
              FROM "User" u
             WHERE u.id = $2 AND NOT EXISTS (SELECT 1 FROM opened) AND NOT EXISTS (SELECT 1 FROM prior)`,
     values: [
@@ -117,17 +120,23 @@ export async function selectToolAllowance(
 
 export async function readToolCall(pool: Pool, toolCallId: string): Promise<StoredToolCall | undefined> {
   const { rows } = await pool.query<StoredToolCall>(
-    `SELECT status, result, error FROM "ToolCall" WHERE id = $1`,
+    `SELECT status, result, error, "errorCode" FROM "ToolCall" WHERE id = $1`,
     [toolCallId],
   );
   return rows[0];
 }
 
-/** RUNNING → FAILED; a call that has already finished is left alone. */
-export async function markToolCallFailed(pool: Pool, toolCallId: string, error: string): Promise<void> {
+/** RUNNING → FAILED, with the failure's type when known; a call that has already finished is left alone. */
+export async function markToolCallFailed(
+  pool: Pool,
+  toolCallId: string,
+  error: string,
+  errorCode?: string | null,
+): Promise<void> {
   await pool.query(
-    `UPDATE "ToolCall" SET status = 'FAILED', error = $2, "finishedAt" = now() WHERE id = $1 AND status = 'RUNNING'`,
-    [toolCallId, error],
+    `UPDATE "ToolCall" SET status = 'FAILED', error = $2, "errorCode" = $3, "finishedAt" = now()
+      WHERE id = $1 AND status = 'RUNNING'`,
+    [toolCallId, error, errorCode ?? null],
   );
 }
 
@@ -175,4 +184,116 @@ export async function recordToolSuccess(
   });
   const row = rows[0];
   return row ? { result: row.result, deliveries: toRecorded(input.userId, row.deliveries) } : null;
+}
+
+/**
+ * A direct call of a quick tool, offered by the gateway that has just started its workflow to the
+ * workers of that workflow's queue, which run it at once instead of after the workflow's first task
+ * (activities/tools.ts, createToolFirstAttempts). The offer is the call itself: its row is written
+ * by whoever runs it first.
+ */
+export interface ToolOffer {
+  taskQueue: string;
+  call: RunToolInput & { offered: true };
+}
+
+const toolOfferSchema = z.object({
+  taskQueue: z.string(),
+  call: z.object({
+    toolCallId: z.string().min(1),
+    toolName: z.string(),
+    input: z.unknown(),
+    userId: z.string().min(1),
+    via: z.enum(['rest', 'mcp', 'console']).optional(),
+    offered: z.literal(true),
+  }),
+});
+
+/** PostgreSQL refuses a notification whose payload is 8000 bytes or more. */
+const MAX_OFFER_BYTES = 7_999;
+
+/** The offer as it goes out, or undefined when it is too large to notify (the workflow runs it then). */
+export function toolOfferPayload(offer: ToolOffer): string | undefined {
+  const payload = JSON.stringify(offer);
+  return Buffer.byteLength(payload) > MAX_OFFER_BYTES ? undefined : payload;
+}
+
+/** Sends an offer to every worker listening on `tool_offers`: a notification, so nothing is stored. */
+export async function offerToolCall(pool: Pool, payload: string): Promise<void> {
+  await pool.query({
+    name: 'tool-call-offer',
+    text: `SELECT pg_notify('tool_offers', $1)`,
+    values: [payload],
+  });
+}
+
+/** An offer as a worker heard it, or undefined for anything that is not one. */
+export function parseToolOffer(payload: string): ToolOffer | undefined {
+  try {
+    const parsed = toolOfferSchema.safeParse(JSON.parse(payload));
+    return parsed.success ? (parsed.data as ToolOffer) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The advisory locks of tool calls, keyed by this class and the hash of the call's id: apart from
+ * every other lock, and a collision of two calls' hashes only makes one wait for the other.
+ */
+const FIRST_ATTEMPT_LOCK_CLASS = 20261206;
+
+/**
+ * Holds the call for a first attempt: a session lock on a connection of its own, so a worker that
+ * dies mid-attempt lets go of it with its connection, and the workflow's attempt takes over at once.
+ * Undefined when it is held already. `release` lets go of it; a connection that cannot unlock is
+ * closed, which lets go too.
+ */
+export async function holdToolCall(
+  pool: Pool,
+  toolCallId: string,
+): Promise<{ release(): Promise<void> } | undefined> {
+  const client = await pool.connect();
+  const key = [FIRST_ATTEMPT_LOCK_CLASS, toolCallId];
+  let held = false;
+  try {
+    const { rows } = await client.query<{ held: boolean }>(
+      'SELECT pg_try_advisory_lock($1, hashtext($2)) AS held',
+      key,
+    );
+    held = rows[0]?.held === true;
+  } finally {
+    if (!held) client.release();
+  }
+  if (!held) return undefined;
+  // Checked out, the client has no listener of the pool's: a connection lost meanwhile (the
+  // server restarted, or ended this session) would otherwise be an unhandled error in the worker.
+  let lost: Error | undefined;
+  const onLost = (err: Error) => (lost = err);
+  client.on('error', onLost);
+  return {
+    async release() {
+      try {
+        if (lost) throw lost;
+        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', key);
+        client.removeListener('error', onLost);
+        client.release();
+      } catch (err) {
+        client.release(err instanceof Error ? err : new Error(String(err)));
+      }
+    },
+  };
+}
+
+/**
+ * Whether a first attempt holds the call now. Asked by taking the lock shared for the statement's
+ * own transaction only, so asking never holds anything, nor keeps a first attempt from starting.
+ */
+export async function toolCallHeld(pool: Pool, toolCallId: string): Promise<boolean> {
+  const { rows } = await pool.query<{ free: boolean }>({
+    name: 'tool-call-held',
+    text: 'SELECT pg_try_advisory_xact_lock_shared($1, hashtext($2)) AS free',
+    values: [FIRST_ATTEMPT_LOCK_CLASS, toolCallId],
+  });
+  return rows[0]?.free !== true;
 }

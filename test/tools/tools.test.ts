@@ -10,7 +10,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createToolsActivities } from '../../activities/tools';
+import type { ActivityDeps } from '../../activities/deps';
+import { createToolFirstAttempts, createToolsActivities } from '../../activities/tools';
+import { createLogger } from '../../core/logging/logger';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
@@ -27,6 +29,8 @@ import {
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack, type TestStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
+import { memoryStream } from '../support/log-sink';
+import { waitFor } from '../support/wait';
 
 type Media = Awaited<ReturnType<typeof startMediaServer>>;
 type Prediction = Awaited<ReturnType<typeof startFakePredictionServer>>;
@@ -181,6 +185,155 @@ describe('tool routes', function () {
       } finally {
         await heldGateway.close();
         await heldWorker.stop();
+      }
+    });
+
+    describe("a first attempt on a worker, before the call's workflow task", () => {
+      /**
+       * A gateway and a worker's first attempts on a queue of their own, which no workflow worker
+       * polls until `startQueueWorker`; `close` ends them all.
+       */
+      const onOwnQueue = async (stopping = new AbortController().signal) => {
+        const queued: Config = { ...config, TEMPORAL_TASK_QUEUE: `first-attempts-${randomUUID()}` };
+        const gw = await startGateway({ config: queued });
+        const firstAttempts = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
+        firstAttempts.listen(() => true);
+        let queueWorker: TestWorker | undefined;
+        return {
+          gw,
+          firstAttempts,
+          async startQueueWorker(deps?: Partial<ActivityDeps>, overrides: Partial<Config> = {}) {
+            queueWorker = await startWorker({ config: { ...queued, ...overrides }, deps });
+          },
+          async close() {
+            await firstAttempts.close();
+            await gw.close();
+            await queueWorker?.stop();
+          },
+        };
+      };
+      /** Serves an image, holding its first request until `release` (or until its client goes). */
+      const heldImage = async () => {
+        const image = await quadrantImage(100, 80);
+        let hits = 0;
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        const server = createServer((_req, res) => {
+          hits += 1;
+          const serve = () => {
+            if (!res.destroyed)
+              res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length }).end(image);
+          };
+          if (hits === 1) void released.then(serve);
+          else serve();
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const { port } = server.address() as AddressInfo;
+        return {
+          url: `http://127.0.0.1:${port}/held.png`,
+          hits: () => hits,
+          release,
+          /** Its first fetch has come: a first attempt holds the call. */
+          fetched: () => waitFor(async () => (hits === 1 ? true : undefined), { what: 'the first fetch' }),
+          close: () => {
+            release();
+            server.closeAllConnections();
+            return new Promise((resolve) => server.close(resolve));
+          },
+        };
+      };
+      const charges = async (toolCallId: string) =>
+        (
+          await gateway.deps.db.pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`, [
+            toolCallId,
+          ])
+        ).rowCount;
+      const crop = (gw: TestGateway, url: string) =>
+        post(gw, 'crop_image', { image_url: url, x: 0, y: 0, width: 10, height: 10 });
+      const workflowOf = (toolCallId: string | undefined) =>
+        stack.temporal.client.workflow.getHandle(toolCallWorkflowId(toolCallId ?? ''));
+
+      it('answers a crop that no workflow worker has touched yet; its workflow then finds the result', async () => {
+        const own = await onOwnQueue();
+        try {
+          const url = media.add(`first-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
+          const res = await crop(own.gw, url);
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          const call = await latestCall();
+          const handle = workflowOf(call?.id);
+          const events = (await handle.fetchHistory()).events ?? [];
+          assert.equal(
+            events.filter((e) => e.workflowTaskCompletedEventAttributes).length,
+            0,
+            'no workflow task has run',
+          );
+          await own.startQueueWorker();
+          assert.deepEqual(await handle.result(), res.body, "the workflow's result is the answer");
+          assert.equal(media.hits(url), 1, 'the image was fetched once: the workflow did not crop again');
+          assert.equal(await charges(call?.id ?? ''), 1);
+        } finally {
+          await own.close();
+        }
+      });
+
+      it("keeps the workflow's attempt waiting while it holds the call, so the tool runs once", async () => {
+        const own = await onOwnQueue();
+        const held = await heldImage();
+        const sink = memoryStream();
+        try {
+          const answer = crop(own.gw, held.url);
+          await held.fetched();
+          await own.startQueueWorker(
+            { logger: createLogger({ level: 'debug', name: 'first-attempt-test' }, sink.stream) },
+            { LOG_LEVEL: 'debug' },
+          );
+          const waits = () => (sink.text().includes('waits for its first attempt') ? true : undefined);
+          await waitFor(async () => waits(), { what: "the workflow's attempt to wait" });
+          held.release();
+          const res = await answer;
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          const call = await latestCall();
+          assert.deepEqual(await workflowOf(call?.id).result(), res.body);
+          assert.equal(held.hits(), 1, 'fetched once');
+          assert.equal(await charges(call?.id ?? ''), 1);
+        } finally {
+          await own.close();
+          await held.close();
+        }
+      });
+
+      for (const end of ['its session is ended (a worker that died)', 'its worker stops'] as const) {
+        it(`leaves the call to its workflow when ${end}, which crops it and charges once`, async () => {
+          const stopping = new AbortController();
+          const own = await onOwnQueue(stopping.signal);
+          const held = await heldImage();
+          try {
+            const answer = crop(own.gw, held.url);
+            await held.fetched();
+            await own.startQueueWorker();
+            if (end === 'its worker stops') stopping.abort();
+            else {
+              const ended = await gateway.deps.db.pool.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_locks
+                  WHERE locktype = 'advisory' AND classid::bigint = 20261206 AND objsubid = 2
+                    AND mode = 'ExclusiveLock' AND granted`,
+              );
+              assert.equal(ended.rowCount, 1, 'one first attempt held a call');
+            }
+            const res = await answer;
+            assert.equal(res.status, 200, JSON.stringify(res.body));
+            assert.equal(held.hits(), 2, "the workflow's attempt fetched the image again");
+            const call = await latestCall();
+            assert.equal(await charges(call?.id ?? ''), 1);
+            // The first attempt, let go of now if it still runs, finds the call done: no second charge.
+            held.release();
+            await own.firstAttempts.close();
+            assert.equal(await charges(call?.id ?? ''), 1);
+          } finally {
+            await own.close();
+            await held.close();
+          }
+        });
       }
     });
 
