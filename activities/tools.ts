@@ -15,6 +15,9 @@ import {
   readToolCall,
   recordToolSuccess,
   toolCallHeld,
+  type HeardToolOffer,
+  type Queryable,
+  type StoredToolCall,
 } from '../core/tools/calls';
 import { runProvider } from '../core/tools/providers';
 import { isToolName, TOOLS, type ToolName } from '../core/tools/registry';
@@ -24,7 +27,11 @@ import {
   type RunToolInput,
   type ToolContext,
 } from '../core/tools/types';
-import { TOOL_FIRST_ATTEMPT_BUDGET_MS } from '../workflows/activity-options';
+import {
+  FIRST_ATTEMPT_WAIT_MS,
+  OFFER_FRESH_MS,
+  TOOL_FIRST_ATTEMPT_BUDGET_MS,
+} from '../workflows/activity-options';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
@@ -48,8 +55,8 @@ function toolAttempts(deps: ActivityDeps) {
   const { pool } = deps.db;
   const starter = starterOf(deps);
   return {
-    open: (input: RunToolInput) =>
-      openToolCall(pool, {
+    open: (input: RunToolInput, db: Queryable = pool) =>
+      openToolCall(db, {
         ...input,
         price: isToolName(input.toolName) ? TOOLS[input.toolName].price(deps.config) : '0',
         maxActive: deps.config.MAX_ACTIVE_TOOL_CALLS_PER_USER,
@@ -64,6 +71,7 @@ function toolAttempts(deps: ActivityDeps) {
       input: RunToolInput,
       toolName: ToolName,
       attempt: Pick<ToolContext, 'signal' | 'heartbeat' | 'previous'>,
+      db: Queryable = pool,
     ): Promise<ToolResult | undefined> {
       const started = Date.now();
       const stopTimer = toolCallDuration.startTimer({ tool: toolName });
@@ -92,7 +100,7 @@ function toolAttempts(deps: ActivityDeps) {
         durationMs: Date.now() - started,
         providerRunId: outcome.providerRunId,
       };
-      const recorded = await recordToolSuccess(pool, {
+      const recorded = await recordToolSuccess(db, {
         toolCallId: input.toolCallId,
         userId: input.userId,
         result,
@@ -111,18 +119,23 @@ export function createToolsActivities(deps: ActivityDeps) {
 
   /**
    * An offered call's first attempt may hold it: the workflow's attempt waits for it to end rather
-   * than run the tool beside it, then finds the call as it left it (succeeded, or still RUNNING for
-   * this attempt to run). A first attempt dies with its worker's connection, so no wait outlasts it.
+   * than run the tool beside it, then finds the call as it left it (succeeded, failed for good, or
+   * still RUNNING for this attempt to run). A first attempt that died with its worker lets go with
+   * its connection; one whose worker froze may hold on until PostgreSQL notices, so the wait ends
+   * past any first attempt's budget, and this attempt runs the call (a second success is refused by
+   * the row, so the call is charged once whichever records first).
    */
   const waitForFirstAttempt = async (toolCallId: string, signal: AbortSignal): Promise<void> => {
+    const giveUpAt = Date.now() + FIRST_ATTEMPT_WAIT_MS;
     let waited = false;
-    while (await toolCallHeld(pool, toolCallId)) {
+    while (Date.now() < giveUpAt && (await toolCallHeld(pool, toolCallId))) {
       if (!waited) deps.logger.debug({ toolCallId }, 'tool call waits for its first attempt');
       waited = true;
-      await sleep(HELD_POLL_MS, undefined, { signal }).catch(() => {
-        throw signal.reason;
-      });
+      await sleep(HELD_POLL_MS, undefined, { signal }).catch(() => undefined);
+      signal.throwIfAborted();
     }
+    // Cancelled while asking: nothing is opened, nor reserved, for a call its workflow gave up.
+    signal.throwIfAborted();
   };
 
   return {
@@ -147,11 +160,8 @@ export function createToolsActivities(deps: ActivityDeps) {
         });
       const existing = opened.call;
       if (existing.status === 'SUCCEEDED' && existing.result) return existing.result;
-      if (existing.status === 'FAILED') {
-        // Failed by another attempt (a first attempt, or one whose workflow did not hear of it).
-        const type = isFailureType(existing.errorCode) ? existing.errorCode : 'PROVIDER_ERROR';
-        throw permanentFailure(type, existing.error ?? 'The tool call failed.');
-      }
+      // Failed by another attempt (a first attempt, or one whose workflow did not hear of it).
+      if (existing.status === 'FAILED') throw failedBefore(existing, 'The tool call failed.');
       if (!isToolName(input.toolName)) {
         const error = `There is no tool named ${input.toolName}.`;
         await markToolCallFailed(pool, input.toolCallId, error);
@@ -190,10 +200,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       // Another attempt finished first, or the run ended the call meanwhile: the row has the word.
       const now = await readToolCall(pool, input.toolCallId);
       if (now?.status === 'SUCCEEDED' && now.result) return now.result;
-      throw permanentFailure(
-        'PROVIDER_ERROR',
-        now?.error ?? 'The tool call ended before its result was recorded.',
-      );
+      throw failedBefore(now, 'The tool call ended before its result was recorded.');
     },
 
     /** Closes a call its workflow gave up on (retries spent, or cancelled); a finished call is left alone. */
@@ -201,6 +208,12 @@ export function createToolsActivities(deps: ActivityDeps) {
       await markToolCallFailed(pool, toolCallId, error);
     },
   };
+}
+
+/** A call another attempt failed, as this one fails: with that failure's type when it was kept. */
+function failedBefore(call: StoredToolCall | undefined, otherwise: string): ApplicationFailure {
+  const type = isFailureType(call?.errorCode) ? call.errorCode : 'PROVIDER_ERROR';
+  return permanentFailure(type, call?.error ?? otherwise);
 }
 
 /** A provider's failure as an activity throws it: an AppError of a failure type is permanent. */
@@ -219,13 +232,14 @@ export interface ToolFirstAttempts {
 /**
  * The worker's first attempts of direct quick-tool calls (a crop): a gateway offers the call right
  * after starting its workflow (operations/tools.ts), and a worker of that workflow's queue runs it
- * at once, about 20 ms before the workflow's first task would have (bench, crop row). It holds the
- * call (core/tools/calls.ts holdToolCall) so the workflow's attempt waits for it, and opens the
- * call's row as any attempt does. It settles a success, or a failure no retry can mend (with its
- * type, which the workflow's attempt answers); anything else (a transient failure, a stop) it lets
- * go of, and the workflow's attempt runs the call as a retry would. A call whose row was opened
- * before (a retry, the workflow's attempt) is left to its workflow.
- * Each attempt holds one of the pool's connections: WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
+ * at once, rather than after the workflow's dispatch and first activation (about 18 ms at p50 on 2
+ * cores; bench, crop row). It holds the call (core/tools/calls.ts holdToolCall) so the workflow's
+ * attempt waits for it, and opens the call's row as any attempt does. It settles a success, or a
+ * failure no retry can mend (with its type, which the workflow's attempt answers); anything else (a
+ * transient failure, a stop, its budget) it lets go of, and the workflow's attempt runs the call as
+ * a retry would. A call whose row was opened before (a retry, the workflow's attempt) is left to its
+ * workflow, and so is an offer heard after OFFER_FRESH_MS. Each attempt holds one of the pool's
+ * connections, on which its statements run: WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
  */
 export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   const { pool } = deps.db;
@@ -233,19 +247,31 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   const inFlight = new Set<Promise<void>>();
   let unsubscribe: (() => void) | undefined;
 
-  const attempt = async (call: RunToolInput, toolName: ToolName): Promise<void> => {
-    const hold = await holdToolCall(pool, call.toolCallId);
+  const attempt = async (
+    { offeredAt, offer: { call } }: HeardToolOffer,
+    toolName: ToolName,
+  ): Promise<void> => {
+    const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(TOOL_FIRST_ATTEMPT_BUDGET_MS)]);
+    const hold = await holdToolCall(pool, {
+      toolCallId: call.toolCallId,
+      offeredAt,
+      freshMs: OFFER_FRESH_MS,
+    });
     if (!hold) return;
     try {
-      if ((await attempts.open(call)).outcome !== 'opened') return;
-      const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(TOOL_FIRST_ATTEMPT_BUDGET_MS)]);
+      if (signal.aborted || (await attempts.open(call, hold.client)).outcome !== 'opened') return;
       try {
-        await attempts.run(call, toolName, { signal, heartbeat: () => undefined, previous: undefined });
+        await attempts.run(
+          call,
+          toolName,
+          { signal, heartbeat: () => undefined, previous: undefined },
+          hold.client,
+        );
       } catch (err) {
         const failure = asPermanent(err);
         // No retry can mend it: the call fails now, with its type, and is fetched no second time.
         if (!signal.aborted && failure instanceof ApplicationFailure && failure.nonRetryable) {
-          await markToolCallFailed(pool, call.toolCallId, failure.message, failure.type);
+          await markToolCallFailed(hold.client, call.toolCallId, failure.message, failure.type);
           deps.logger.info(
             { toolCallId: call.toolCallId, err: failure },
             'first attempt failed the tool call',
@@ -260,15 +286,15 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   };
 
   const take = (payload: string) => {
-    const offer = parseToolOffer(payload);
-    if (!offer || offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
-    const { call } = offer;
+    const heard = parseToolOffer(payload);
+    if (!heard || heard.offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
+    const { call } = heard.offer;
     if (!isToolName(call.toolName)) return;
-    const running: Promise<void> = attempt(call, call.toolName)
+    const running: Promise<void> = attempt(heard, call.toolName)
       .catch((err: unknown) =>
         deps.logger.warn(
           { toolCallId: call.toolCallId, err },
-          'first attempt left the tool call to its workflow',
+          'first attempt of a tool call ended in an error',
         ),
       )
       .finally(() => inFlight.delete(running));

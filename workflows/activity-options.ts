@@ -74,10 +74,17 @@ export const LOCAL_TOOL_CALL = {
 
 /**
  * A direct call of such a tool runs first on a worker that heard the gateway's offer, outside any
- * workflow (activities/tools.ts createToolFirstAttempts), within the local activity's own minute.
- * Its workflow's attempt waits while it holds the call, so this bounds that wait too.
+ * workflow (activities/tools.ts createToolFirstAttempts), and its workflow's local activity waits
+ * while it runs. The three bounds keep that wait inside the local activity's minute, so a slow first
+ * attempt spends none of the call's retries: an offer is taken within OFFER_FRESH_MS of being sent
+ * (5 s: a worker's pool may wait that long for a connection), runs within its budget (40 s, far past
+ * a crop's few seconds), and the local activity waits no longer than both with a margin (50 s), then
+ * runs the call itself, whatever holds it (a frozen worker's connection PostgreSQL has not yet
+ * noticed is gone), leaving it 10 s of its minute.
  */
-export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 60_000;
+export const OFFER_FRESH_MS = 5_000;
+export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 40_000;
+export const FIRST_ATTEMPT_WAIT_MS = OFFER_FRESH_MS + TOOL_FIRST_ATTEMPT_BUDGET_MS + 5_000;
 
 /**
  * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run

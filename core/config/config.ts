@@ -347,6 +347,17 @@ export const configSchema = z
         });
       }
     }
+    // Each first attempt holds a connection of the worker's pool while it runs: all of them must
+    // leave one for the rest of the worker (its steps, and the workflows' attempts that wait).
+    // (Only once both are numbers: a refused one is reported as itself.)
+    const [firstAttempts, poolSize] = [c.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS, c.DATABASE_POOL_SIZE];
+    if (Number.isInteger(firstAttempts) && Number.isInteger(poolSize) && firstAttempts >= poolSize) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS'],
+        message: `must be less than DATABASE_POOL_SIZE (${c.DATABASE_POOL_SIZE}): each first attempt holds one of its connections`,
+      });
+    }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
       ctx.addIssue({
         code: 'custom',

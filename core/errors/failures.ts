@@ -27,8 +27,9 @@ export const FAILURE_TYPES = {
 export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];
 
 /**
- * A failure no retry can mend: bad input, a provider's 4xx, a missing row. `message` may reach the client (a tool call's error); `detail` (a provider's own words) stays
- * in the failure's details, which Temporal keeps for operators, and never reaches a client.
+ * A failure no retry can mend: bad input, a provider's 4xx, a missing row. `message` may reach the
+ * client (a tool call's error); `detail` (a provider's own words) stays in the failure's details,
+ * which Temporal keeps for operators, and never reaches a client.
  */
 export function permanentFailure(type: FailureType, message: string, detail?: string): ApplicationFailure {
   return ApplicationFailure.create({

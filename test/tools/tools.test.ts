@@ -13,6 +13,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ActivityDeps } from '../../activities/deps';
 import { createToolFirstAttempts, createToolsActivities } from '../../activities/tools';
 import { createLogger } from '../../core/logging/logger';
+import { holdToolCall } from '../../core/tools/calls';
+import { OFFER_FRESH_MS } from '../../workflows/activity-options';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
@@ -300,6 +302,19 @@ describe('tool routes', function () {
           await own.close();
           await held.close();
         }
+      });
+
+      it('leaves an offer heard too late to the workflow, which may have opened or given up the call', async () => {
+        const { pool } = gateway.deps.db;
+        const heard = (ageMs: number) => ({
+          toolCallId: randomUUID(),
+          offeredAt: new Date(Date.now() - ageMs).toISOString(),
+          freshMs: OFFER_FRESH_MS,
+        });
+        assert.equal(await holdToolCall(pool, heard(OFFER_FRESH_MS + 1_000)), undefined);
+        const fresh = await holdToolCall(pool, heard(0));
+        assert.ok(fresh, 'a fresh offer is held');
+        await fresh.release();
       });
 
       for (const end of ['its session is ended (a worker that died)', 'its worker stops'] as const) {
