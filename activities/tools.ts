@@ -32,7 +32,7 @@ import {
   OFFER_FRESH_MS,
   TOOL_FIRST_ATTEMPT_BUDGET_MS,
 } from '../workflows/activity-options';
-import { startDeliveries, starterOf } from '../workflows/client';
+import { startDeliveries, starterOf, wakeToolCall } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
 /**
@@ -231,42 +231,54 @@ export interface ToolFirstAttempts {
 
 /**
  * The worker's first attempts of direct quick-tool calls (a crop): a gateway offers the call right
- * after starting its workflow (operations/tools.ts), and a worker of that workflow's queue runs it
- * at once, rather than after the workflow's dispatch and first activation (about 18 ms at p50 on 2
- * cores; bench, crop row). It holds the call (core/tools/calls.ts holdToolCall) so the workflow's
- * attempt waits for it, and opens the call's row as any attempt does. It settles a success, or a
- * failure no retry can mend (with its type, which the workflow's attempt answers); anything else (a
- * transient failure, a stop, its budget) it lets go of, and the workflow's attempt runs the call as
- * a retry would. A call whose row was opened before (a retry, the workflow's attempt) is left to its
- * workflow, and so is an offer heard after OFFER_FRESH_MS. Each attempt holds one of the pool's
+ * after starting its workflow with a head start (operations/tools.ts, FIRST_ATTEMPT_HEAD_START_MS),
+ * and a worker of that workflow's queue runs it at once, rather than after the workflow's dispatch
+ * and first activation (about 18 ms at p50 on 2 cores; bench, crop row). It holds the call
+ * (core/tools/calls.ts holdToolCall) so the workflow's attempt waits for it, and opens the call's
+ * row as any attempt does. It settles a success, or a failure no retry can mend (with its type,
+ * which the workflow's attempt answers); anything else (a transient failure, a stop, its budget) it
+ * lets go of, and the workflow's attempt runs the call as a retry would. A call whose row was opened
+ * before (a retry, the workflow's attempt) is left to its workflow, and so is an offer heard after
+ * OFFER_FRESH_MS or past the cap. Whatever it does not settle, it wakes the workflow for, so only a
+ * call whose offer no worker heard waits out the head start. Each attempt holds one of the pool's
  * connections, on which its statements run: WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
  */
 export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   const { pool } = deps.db;
   const attempts = toolAttempts(deps);
+  const starter = starterOf(deps);
+  /** Every offer being handled, declined ones' wakes included (close waits for them). */
   const inFlight = new Set<Promise<void>>();
+  /** The first attempts among them, which the cap counts. */
+  let running = 0;
   let unsubscribe: (() => void) | undefined;
 
+  /**
+   * One first attempt: `settled` when it recorded the call's success, `held` when another attempt
+   * holds the call, `left` for everything else, which the workflow must now run or answer.
+   */
   const attempt = async (
     { offeredAt, offer: { call } }: HeardToolOffer,
     toolName: ToolName,
-  ): Promise<void> => {
+  ): Promise<'settled' | 'held' | 'left'> => {
     const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(TOOL_FIRST_ATTEMPT_BUDGET_MS)]);
     const hold = await holdToolCall(pool, {
       toolCallId: call.toolCallId,
       offeredAt,
       freshMs: OFFER_FRESH_MS,
     });
-    if (!hold) return;
+    if (hold === 'held') return 'held';
+    if (hold === 'stale') return 'left';
     try {
-      if (signal.aborted || (await attempts.open(call, hold.client)).outcome !== 'opened') return;
+      if (signal.aborted || (await attempts.open(call, hold.client)).outcome !== 'opened') return 'left';
       try {
-        await attempts.run(
+        const recorded = await attempts.run(
           call,
           toolName,
           { signal, heartbeat: () => undefined, previous: undefined },
           hold.client,
         );
+        return recorded ? 'settled' : 'left';
       } catch (err) {
         const failure = asPermanent(err);
         // No retry can mend it: the call fails now, with its type, and is fetched no second time.
@@ -276,7 +288,7 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
             { toolCallId: call.toolCallId, err: failure },
             'first attempt failed the tool call',
           );
-          return;
+          return 'left';
         }
         throw err;
       }
@@ -285,29 +297,41 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
     }
   };
 
-  const take = (payload: string) => {
-    const heard = parseToolOffer(payload);
-    if (!heard || heard.offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
+  /** Runs the offer when `free`, and wakes its workflow unless the call was settled, or is held. */
+  const take = async (heard: HeardToolOffer, toolName: ToolName, free: boolean): Promise<void> => {
     const { call } = heard.offer;
-    if (!isToolName(call.toolName)) return;
-    const running: Promise<void> = attempt(heard, call.toolName)
-      .catch((err: unknown) =>
-        deps.logger.warn(
-          { toolCallId: call.toolCallId, err },
-          'first attempt of a tool call ended in an error',
-        ),
-      )
-      .finally(() => inFlight.delete(running));
-    inFlight.add(running);
+    const outcome = free
+      ? await attempt(heard, toolName).catch((err: unknown) => {
+          deps.logger.warn(
+            { toolCallId: call.toolCallId, err },
+            'first attempt of a tool call ended in an error',
+          );
+          return 'left' as const;
+        })
+      : 'left';
+    if (outcome !== 'left') return;
+    // Unwoken, the workflow still runs the call once its head start is out.
+    await wakeToolCall(starter, call).catch((err: unknown) =>
+      deps.logger.warn({ toolCallId: call.toolCallId, err }, 'tool call workflow not woken'),
+    );
   };
 
   return {
     listen(accepting) {
-      const max = deps.config.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS;
-      if (unsubscribe || max === 0) return;
+      if (unsubscribe) return;
       unsubscribe = deps.notifications.subscribe('tool_offers', ANY_ID, (payload) => {
-        // Past the cap, or stopping, the call's workflow runs it as if it had not been offered.
-        if (payload !== undefined && inFlight.size < max && accepting()) take(payload);
+        const heard = payload === undefined ? undefined : parseToolOffer(payload);
+        if (!heard || heard.offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
+        const { toolName } = heard.offer.call;
+        if (!isToolName(toolName)) return;
+        // Past the cap, or stopping, the offer is declined: its workflow is woken to run the call.
+        const free = running < deps.config.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS && accepting();
+        if (free) running += 1;
+        const taken: Promise<void> = take(heard, toolName, free).finally(() => {
+          if (free) running -= 1;
+          inFlight.delete(taken);
+        });
+        inFlight.add(taken);
       });
     },
     async close() {

@@ -10,7 +10,7 @@ import type { NotificationHub } from '../core/db/notification-hub';
 import { offerToolCall, readToolCall, selectToolAllowance, toolOfferPayload } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import type { RunToolInput } from '../core/tools/types';
-import { startToolCall, starterOf } from '../workflows/client';
+import { startToolCall, starterOf, wakeToolCall } from '../workflows/client';
 import { runsAsLocalActivity } from '../workflows/tool-call.contract';
 import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';
@@ -116,18 +116,21 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
         userId: caller.userId,
         via: caller.via,
       };
-      // A quick tool is offered to its queue's workers once its workflow has started, so the call
-      // runs before that workflow's first task would run it; the workflow's attempt then waits for
-      // the offer's attempt and finds its result (activities/tools.ts createToolFirstAttempts).
+      // A quick tool is offered to its queue's workers once its workflow has started (with a head
+      // start, workflows/client.ts), so the call runs before that workflow's first task would run
+      // it; the workflow's attempt then finds its result (activities/tools.ts createToolFirstAttempts).
       const offer = runsAsLocalActivity(name)
         ? toolOfferPayload({ taskQueue: starter.taskQueue, call: { ...call, offered: true } })
         : undefined;
       const handle = await startToolCall(starter, offer ? { ...call, offered: true } : call);
       if (offer) {
-        // Unheard, the offer costs nothing but its head start: the workflow runs the call.
-        offerToolCall(deps.db.pool, offer).catch((err: unknown) =>
-          deps.logger.warn({ err }, 'tool call offer failed'),
-        );
+        // An offer that could not be sent wakes the workflow, which then runs the call at once.
+        offerToolCall(deps.db.pool, offer)
+          .catch(async (err: unknown) => {
+            deps.logger.warn({ err }, 'tool call offer failed');
+            await wakeToolCall(starter, { ...call, offered: true });
+          })
+          .catch((err: unknown) => deps.logger.warn({ err }, 'tool call workflow not woken'));
       }
       const outcome = await Promise.race([
         deps.temporal.connection.withAbortSignal(longPoll.signal, () => handle.result()),

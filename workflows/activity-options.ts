@@ -76,13 +76,22 @@ export const LOCAL_TOOL_CALL = {
  * A direct call of such a tool runs first on a worker that heard the gateway's offer, outside any
  * workflow (activities/tools.ts createToolFirstAttempts), and its workflow's local activity waits
  * while it runs. The three bounds keep that wait inside the local activity's minute, so a slow first
- * attempt spends none of the call's retries: an offer is taken within OFFER_FRESH_MS of being sent
+ * attempt spends none of the call's retries (its head start, below, only delays the local activity,
+ * so the wait is shorter still): an offer is taken within OFFER_FRESH_MS of being sent
  * (5 s: a worker's pool may wait that long for a connection), runs within its budget (40 s, far past
  * a crop's few seconds), and the local activity waits no longer than both with a margin (50 s), then
  * runs the call itself, whatever holds it (a frozen worker's connection PostgreSQL has not yet
  * noticed is gone), leaving it 10 s of its minute.
  */
 export const OFFER_FRESH_MS = 5_000;
+/**
+ * How long an offered call's execution waits before its first task (a start delay), unless woken:
+ * past a crop's usual tens of ms, so the task's activation does not take the worker's CPU from the
+ * first attempt (3 to 5 ms off a crop on 2 cores; README, crop). The wait is only ever paid by a call
+ * whose offer no worker heard; any other call that no first attempt settles wakes its execution
+ * (workflows/client.ts wakeToolCall).
+ */
+export const FIRST_ATTEMPT_HEAD_START_MS = 1_000;
 export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 40_000;
 export const FIRST_ATTEMPT_WAIT_MS = OFFER_FRESH_MS + TOOL_FIRST_ATTEMPT_BUDGET_MS + 5_000;
 

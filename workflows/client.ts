@@ -18,9 +18,14 @@ import {
   webhookEndpointIdSearchAttribute,
   webhookEventSearchAttribute,
 } from './search-attributes';
-import { TOOL_CALL_WORKFLOW_TYPE, toolCallWorkflowId, type ToolCallInput } from './tool-call.contract';
+import {
+  firstAttemptEndedSignal,
+  TOOL_CALL_WORKFLOW_TYPE,
+  toolCallWorkflowId,
+  type ToolCallInput,
+} from './tool-call.contract';
 import type { toolCallWorkflow } from './tool-call.workflow';
-import { WEBHOOK_TAKEOVER_DELAY_MS } from './activity-options';
+import { FIRST_ATTEMPT_HEAD_START_MS, WEBHOOK_TAKEOVER_DELAY_MS } from './activity-options';
 import {
   firstAttemptFailedSignal,
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
@@ -122,23 +127,47 @@ export async function runningExecutionOf(
 /**
  * Starts one blocking tool call's workflow; a retried start (the same tool call id) joins the
  * execution still running, and one after it ended starts again, finding the call's row settled.
+ * An offered call's execution starts FIRST_ATTEMPT_HEAD_START_MS later, so its first task does not
+ * compete with the first attempt for the worker's CPU; whoever does not settle the call wakes it.
  */
 export function startToolCall(
   starter: Starter,
   input: ToolCallInput,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof toolCallWorkflow>> {
-  return starter.client.workflow.start<typeof toolCallWorkflow>(TOOL_CALL_WORKFLOW_TYPE, {
+  return starter.client.workflow.start<typeof toolCallWorkflow>(
+    TOOL_CALL_WORKFLOW_TYPE,
+    toolCallStartOptions(starter, input),
+  );
+}
+
+/**
+ * Wakes an offered call's execution before its head start is out: no first attempt will settle the
+ * call (none could take it, or the one that did let go of it, or failed it for good, whose error the
+ * workflow answers). Only a signal-with-start cuts a start delay short; it starts the execution if
+ * it is somehow gone.
+ */
+export async function wakeToolCall(starter: Starter, input: ToolCallInput): Promise<void> {
+  await starter.client.workflow.signalWithStart<typeof toolCallWorkflow, []>(TOOL_CALL_WORKFLOW_TYPE, {
+    ...toolCallStartOptions(starter, input),
+    signal: firstAttemptEndedSignal,
+    signalArgs: [],
+  });
+}
+
+function toolCallStartOptions(starter: Starter, input: ToolCallInput) {
+  return {
     workflowId: toolCallWorkflowId(input.toolCallId),
-    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
     taskQueue: starter.taskQueue,
-    args: [input],
+    args: [input] as [ToolCallInput],
     typedSearchAttributes: [
       { key: toolNameSearchAttribute, value: input.toolName },
       { key: userIdSearchAttribute, value: input.userId },
       ...(input.via ? [{ key: runViaSearchAttribute, value: input.via }] : []),
     ],
     staticSummary: `${input.toolName} (${input.toolCallId})${input.via ? ` via ${input.via.toUpperCase()}` : ''}`,
-  });
+    ...(input.offered ? { startDelay: FIRST_ATTEMPT_HEAD_START_MS } : {}),
+  };
 }
 
 /**

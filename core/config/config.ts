@@ -161,8 +161,9 @@ export const configSchema = z
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
     /**
      * First attempts of direct quick-tool calls (crops) a worker runs at once as the gateways offer
-     * them, before their workflows' tasks (activities/tools.ts); past it, or at 0, the workflow runs
-     * the call. Each holds one of the DATABASE_POOL_SIZE connections while it runs.
+     * them, before their workflows' tasks (activities/tools.ts); past it, or at 0, the offer is
+     * declined and its workflow woken to run the call. Each holds one of the DATABASE_POOL_SIZE
+     * connections while it runs.
      */
     WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: integer().pipe(z.number().min(0)).default(2),
     /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */

@@ -262,30 +262,31 @@ const FIRST_ATTEMPT_LOCK_CLASS = 20261206;
 /**
  * Holds the call for a first attempt: a session lock on a connection of its own, on which the
  * attempt's own statements run too, so an attempt takes one connection and a worker that dies
- * mid-attempt lets go of the call with it. Undefined when the call is held already, or when the
- * offer is older than `freshMs` on PostgreSQL's clock: an offer heard that late is left to the
- * workflow, which may have opened, or given up on, the call meanwhile. `release` lets go; a
+ * mid-attempt lets go of the call with it. `held` when another attempt holds it already, `stale`
+ * when the offer is older than `freshMs` on PostgreSQL's clock: an offer heard that late is left to
+ * the workflow, which may have opened, or given up on, the call meanwhile. `release` lets go; a
  * connection that cannot unlock is closed, which lets go too.
  */
 export async function holdToolCall(
   pool: Pool,
   heard: { toolCallId: string; offeredAt: string; freshMs: number },
-): Promise<{ client: PoolClient; release(): Promise<void> } | undefined> {
+): Promise<{ client: PoolClient; release(): Promise<void> } | 'held' | 'stale'> {
   const client = await pool.connect();
   const key = [FIRST_ATTEMPT_LOCK_CLASS, heard.toolCallId];
-  let held = false;
+  let held: 'now' | 'held' | 'stale' = 'stale';
   try {
     // CASE, so a stale offer never takes the lock (the operands of AND have no order).
-    const { rows } = await client.query<{ held: boolean }>(
+    const { rows } = await client.query<{ held: boolean | null }>(
       `SELECT CASE WHEN clock_timestamp() - $3::timestamptz <= $4 * interval '1 millisecond'
-                   THEN pg_try_advisory_lock($1, hashtext($2)) ELSE false END AS held`,
+                   THEN pg_try_advisory_lock($1, hashtext($2)) END AS held`,
       [...key, heard.offeredAt, heard.freshMs],
     );
-    held = rows[0]?.held === true;
+    const answer = rows[0]?.held;
+    held = answer === true ? 'now' : answer === false ? 'held' : 'stale';
   } finally {
-    if (!held) client.release();
+    if (held !== 'now') client.release();
   }
-  if (!held) return undefined;
+  if (held !== 'now') return held;
   // Checked out, the client has no listener of the pool's: a connection lost meanwhile (the
   // server restarted, or ended this session) would otherwise be an unhandled error in the worker.
   let lost: Error | undefined;

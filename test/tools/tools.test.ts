@@ -195,11 +195,11 @@ describe('tool routes', function () {
        * A gateway and a worker's first attempts on a queue of their own, which no workflow worker
        * polls until `startQueueWorker`; `close` ends them all.
        */
-      const onOwnQueue = async (stopping = new AbortController().signal) => {
+      const onOwnQueue = async (stopping = new AbortController().signal, accepting = () => true) => {
         const queued: Config = { ...config, TEMPORAL_TASK_QUEUE: `first-attempts-${randomUUID()}` };
         const gw = await startGateway({ config: queued });
         const firstAttempts = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
-        firstAttempts.listen(() => true);
+        firstAttempts.listen(accepting);
         let queueWorker: TestWorker | undefined;
         return {
           gw,
@@ -304,6 +304,30 @@ describe('tool routes', function () {
         }
       });
 
+      it("wakes the call's workflow when it declines the offer, so the crop does not wait out its head start", async () => {
+        const own = await onOwnQueue(undefined, () => false);
+        try {
+          await own.startQueueWorker();
+          const url = media.add(`declined-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
+          const res = await crop(own.gw, url);
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          const events = (await workflowOf((await latestCall())?.id).fetchHistory()).events ?? [];
+          const woken = events.findIndex(
+            (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'firstAttemptEnded',
+          );
+          assert.ok(woken > 0, 'woken by signal');
+          // Scheduled by the wake, before its head start was out: a task the delay scheduled comes first.
+          assert.equal(
+            events.findIndex((e) => e.workflowTaskScheduledEventAttributes),
+            woken + 1,
+            'its first task came with the wake',
+          );
+          assert.equal(media.hits(url), 1);
+        } finally {
+          await own.close();
+        }
+      });
+
       it('leaves an offer heard too late to the workflow, which may have opened or given up the call', async () => {
         const { pool } = gateway.deps.db;
         const heard = (ageMs: number) => ({
@@ -311,10 +335,12 @@ describe('tool routes', function () {
           offeredAt: new Date(Date.now() - ageMs).toISOString(),
           freshMs: OFFER_FRESH_MS,
         });
-        assert.equal(await holdToolCall(pool, heard(OFFER_FRESH_MS + 1_000)), undefined);
-        const fresh = await holdToolCall(pool, heard(0));
-        assert.ok(fresh, 'a fresh offer is held');
-        await fresh.release();
+        assert.equal(await holdToolCall(pool, heard(OFFER_FRESH_MS + 1_000)), 'stale');
+        const fresh = heard(0);
+        const hold = await holdToolCall(pool, fresh);
+        assert.ok(typeof hold === 'object', 'a fresh offer is held');
+        assert.equal(await holdToolCall(pool, fresh), 'held', 'by one attempt at a time');
+        await hold.release();
       });
 
       for (const end of ['its session is ended (a worker that died)', 'its worker stops'] as const) {
