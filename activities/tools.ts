@@ -28,6 +28,7 @@ import {
   type ToolContext,
 } from '../core/tools/types';
 import {
+  DECLINED_WAKE_AFTER_MS,
   FIRST_ATTEMPT_WAIT_MS,
   OFFER_FRESH_MS,
   TOOL_FIRST_ATTEMPT_BUDGET_MS,
@@ -249,26 +250,27 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   const starter = starterOf(deps);
   /** Every offer being handled, declined ones' wakes included (close waits for them). */
   const inFlight = new Set<Promise<void>>();
-  /** The first attempts among them, which the cap counts. */
+  /** The first attempts among them, running now: what the cap counts. */
   let running = 0;
   let unsubscribe: (() => void) | undefined;
 
   /**
    * One first attempt: `settled` when it recorded the call's success, `held` when another attempt
-   * holds the call, `left` for everything else, which the workflow must now run or answer.
+   * holds the call, `stale` when the offer came past OFFER_FRESH_MS (past its workflow's head start,
+   * so the workflow runs, or has run, the call), `left` for everything else, which the workflow must
+   * now run or answer.
    */
   const attempt = async (
     { offeredAt, offer: { call } }: HeardToolOffer,
     toolName: ToolName,
-  ): Promise<'settled' | 'held' | 'left'> => {
+  ): Promise<'settled' | 'held' | 'stale' | 'left'> => {
     const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(TOOL_FIRST_ATTEMPT_BUDGET_MS)]);
     const hold = await holdToolCall(pool, {
       toolCallId: call.toolCallId,
       offeredAt,
       freshMs: OFFER_FRESH_MS,
     });
-    if (hold === 'held') return 'held';
-    if (hold === 'stale') return 'left';
+    if (hold === 'held' || hold === 'stale') return hold;
     try {
       if (signal.aborted || (await attempts.open(call, hold.client)).outcome !== 'opened') return 'left';
       try {
@@ -297,23 +299,34 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
     }
   };
 
-  /** Runs the offer when `free`, and wakes its workflow unless the call was settled, or is held. */
-  const take = async (heard: HeardToolOffer, toolName: ToolName, free: boolean): Promise<void> => {
+  /**
+   * The offer was declined (this worker's slots are full, or it is stopping): its workflow is woken
+   * unless another worker took the call. Asked after DECLINED_WAKE_AFTER_MS, once any worker that
+   * took it holds it: a held call, or one whose row is opened, has an attempt that settles it or
+   * wakes the workflow itself.
+   */
+  const declined = async (call: RunToolInput): Promise<void> => {
+    await sleep(DECLINED_WAKE_AFTER_MS);
+    if ((await toolCallHeld(pool, call.toolCallId)) || (await readToolCall(pool, call.toolCallId))) return;
+    await wakeToolCall(starter, call);
+  };
+
+  /**
+   * Runs the offer in one of the worker's slots, which `ended` gives back as soon as the attempt
+   * ends, and then wakes the workflow of a call the attempt left.
+   */
+  const take = async (heard: HeardToolOffer, toolName: ToolName, ended: () => void): Promise<void> => {
     const { call } = heard.offer;
-    const outcome = free
-      ? await attempt(heard, toolName).catch((err: unknown) => {
-          deps.logger.warn(
-            { toolCallId: call.toolCallId, err },
-            'first attempt of a tool call ended in an error',
-          );
-          return 'left' as const;
-        })
-      : 'left';
-    if (outcome !== 'left') return;
-    // Unwoken, the workflow still runs the call once its head start is out.
-    await wakeToolCall(starter, call).catch((err: unknown) =>
-      deps.logger.warn({ toolCallId: call.toolCallId, err }, 'tool call workflow not woken'),
-    );
+    const outcome = await attempt(heard, toolName)
+      .catch((err: unknown) => {
+        deps.logger.warn(
+          { toolCallId: call.toolCallId, err },
+          'first attempt of a tool call ended in an error',
+        );
+        return 'left' as const;
+      })
+      .finally(ended);
+    if (outcome === 'left') await wakeToolCall(starter, call);
   };
 
   return {
@@ -322,16 +335,18 @@ export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
       unsubscribe = deps.notifications.subscribe('tool_offers', ANY_ID, (payload) => {
         const heard = payload === undefined ? undefined : parseToolOffer(payload);
         if (!heard || heard.offer.taskQueue !== deps.config.TEMPORAL_TASK_QUEUE) return;
-        const { toolName } = heard.offer.call;
-        if (!isToolName(toolName)) return;
-        // Past the cap, or stopping, the offer is declined: its workflow is woken to run the call.
+        const { call } = heard.offer;
+        if (!isToolName(call.toolName)) return;
         const free = running < deps.config.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS && accepting();
         if (free) running += 1;
-        const taken: Promise<void> = take(heard, toolName, free).finally(() => {
-          if (free) running -= 1;
-          inFlight.delete(taken);
-        });
-        inFlight.add(taken);
+        const handled = free ? take(heard, call.toolName, () => (running -= 1)) : declined(call);
+        const done: Promise<void> = handled
+          // Unwoken, the workflow still runs the call once its head start is out.
+          .catch((err: unknown) =>
+            deps.logger.warn({ toolCallId: call.toolCallId, err }, 'tool call workflow not woken'),
+          )
+          .finally(() => inFlight.delete(done));
+        inFlight.add(done);
       });
     },
     async close() {

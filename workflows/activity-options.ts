@@ -87,11 +87,17 @@ export const OFFER_FRESH_MS = 5_000;
 /**
  * How long an offered call's execution waits before its first task (a start delay), unless woken:
  * past a crop's usual tens of ms, so the task's activation does not take the worker's CPU from the
- * first attempt (3 to 5 ms off a crop on 2 cores; README, crop). The wait is only ever paid by a call
- * whose offer no worker heard; any other call that no first attempt settles wakes its execution
- * (workflows/client.ts wakeToolCall).
+ * first attempt (3 to 5 ms off a crop on 2 cores; README, crop). A call that no first attempt
+ * settles wakes its execution (workflows/client.ts wakeToolCall); the wait is paid whole only when
+ * no one can: no worker heard the offer, the worker that took it died, or the wake itself failed.
  */
 export const FIRST_ATTEMPT_HEAD_START_MS = 1_000;
+/**
+ * A worker that declines an offer (its slots full, or stopping) wakes the call's workflow only if,
+ * this long after, no other worker holds the call or has opened its row: every worker hears every
+ * offer, and the one that took it holds it within a few ms.
+ */
+export const DECLINED_WAKE_AFTER_MS = 100;
 export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 40_000;
 export const FIRST_ATTEMPT_WAIT_MS = OFFER_FRESH_MS + TOOL_FIRST_ATTEMPT_BUDGET_MS + 5_000;
 

@@ -142,16 +142,21 @@ export function startToolCall(
 
 /**
  * Wakes an offered call's execution before its head start is out: no first attempt will settle the
- * call (none could take it, or the one that did let go of it, or failed it for good, whose error the
- * workflow answers). Only a signal-with-start cuts a start delay short; it starts the execution if
- * it is somehow gone.
+ * call (none took it, or the one that did let go of it, or failed it for good, whose error the
+ * workflow answers). A plain signal would wait the delay out; a signal-with-start cuts it short. An
+ * execution that has already closed is left closed (the call was settled, or given up).
  */
 export async function wakeToolCall(starter: Starter, input: ToolCallInput): Promise<void> {
-  await starter.client.workflow.signalWithStart<typeof toolCallWorkflow, []>(TOOL_CALL_WORKFLOW_TYPE, {
-    ...toolCallStartOptions(starter, input),
-    signal: firstAttemptEndedSignal,
-    signalArgs: [],
-  });
+  try {
+    await starter.client.workflow.signalWithStart<typeof toolCallWorkflow, []>(TOOL_CALL_WORKFLOW_TYPE, {
+      ...toolCallStartOptions(starter, input),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      signal: firstAttemptEndedSignal,
+      signalArgs: [],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }
 
 function toolCallStartOptions(starter: Starter, input: ToolCallInput) {

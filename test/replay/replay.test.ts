@@ -23,6 +23,7 @@ const PATHS = [
   'failed',
   'tool-call',
   'crop-call',
+  'crop-call-woken',
   'delivered',
   'delivery-retried',
   'delivery-gave-up',

@@ -201,16 +201,28 @@ describe('tool routes', function () {
         const firstAttempts = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
         firstAttempts.listen(accepting);
         let queueWorker: TestWorker | undefined;
+        const closing: (() => Promise<void>)[] = [];
+        let closed: Promise<void> | undefined;
         return {
           gw,
           firstAttempts,
+          /** A second worker's first attempts on the same queue, which `close` ends too. */
+          alsoListening(accepts: () => boolean) {
+            const more = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
+            more.listen(accepts);
+            closing.push(() => more.close());
+          },
           async startQueueWorker(deps?: Partial<ActivityDeps>, overrides: Partial<Config> = {}) {
             queueWorker = await startWorker({ config: { ...queued, ...overrides }, deps });
           },
-          async close() {
-            await firstAttempts.close();
-            await gw.close();
-            await queueWorker?.stop();
+          close() {
+            closed ??= (async () => {
+              await firstAttempts.close();
+              for (const end of closing) await end();
+              await gw.close();
+              await queueWorker?.stop();
+            })();
+            return closed;
           },
         };
       };
@@ -307,7 +319,8 @@ describe('tool routes', function () {
       it("wakes the call's workflow when it declines the offer, so the crop does not wait out its head start", async () => {
         const own = await onOwnQueue(undefined, () => false);
         try {
-          await own.startQueueWorker();
+          // Its workflow worker declines offers too: no one takes this one.
+          await own.startQueueWorker(undefined, { WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: 0 });
           const url = media.add(`declined-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
           const res = await crop(own.gw, url);
           assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -321,6 +334,30 @@ describe('tool routes', function () {
             events.findIndex((e) => e.workflowTaskScheduledEventAttributes),
             woken + 1,
             'its first task came with the wake',
+          );
+          assert.equal(media.hits(url), 1);
+        } finally {
+          await own.close();
+        }
+      });
+
+      it('does not wake the workflow of a call another worker took, when it declines the offer', async () => {
+        const own = await onOwnQueue();
+        own.alsoListening(() => false);
+        try {
+          await own.startQueueWorker();
+          const url = media.add(`taken-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
+          const res = await crop(own.gw, url);
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          const handle = workflowOf((await latestCall())?.id);
+          await handle.result();
+          // The declining worker has asked by now (its close waits for it): it found the call taken.
+          await own.close();
+          const events = (await handle.fetchHistory()).events ?? [];
+          assert.equal(
+            events.filter((e) => e.workflowExecutionSignaledEventAttributes).length,
+            0,
+            'not woken',
           );
           assert.equal(media.hits(url), 1);
         } finally {
