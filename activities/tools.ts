@@ -240,9 +240,10 @@ export interface ToolFirstAttempts {
  * which the workflow's attempt answers); anything else (a transient failure, a stop, its budget) it
  * lets go of, and the workflow's attempt runs the call as a retry would. A call whose row was opened
  * before (a retry, the workflow's attempt) is left to its workflow, and so is an offer heard after
- * OFFER_FRESH_MS or past the cap. Whatever it does not settle, it wakes the workflow for, so only a
- * call whose offer no worker heard waits out the head start. Each attempt holds one of the pool's
- * connections, on which its statements run: WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
+ * OFFER_FRESH_MS or past the cap. Whatever it does not settle, it wakes the workflow for, so the
+ * head start is waited out whole only when no one can wake it (FIRST_ATTEMPT_HEAD_START_MS). Each
+ * attempt holds one of the pool's connections, on which its statements run:
+ * WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS.
  */
 export function createToolFirstAttempts(deps: ActivityDeps): ToolFirstAttempts {
   const { pool } = deps.db;
