@@ -119,16 +119,17 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
       // A quick tool is offered to its queue's workers once its workflow has started (with a head
       // start, workflows/client.ts), so the call runs before that workflow's first task would run
       // it; the workflow's attempt then finds its result (activities/tools.ts createToolFirstAttempts).
+      const offered = { ...call, offered: true as const };
       const offer = runsAsLocalActivity(name)
-        ? toolOfferPayload({ taskQueue: starter.taskQueue, call: { ...call, offered: true } })
+        ? toolOfferPayload({ taskQueue: starter.taskQueue, call: offered })
         : undefined;
-      const handle = await startToolCall(starter, offer ? { ...call, offered: true } : call);
+      const handle = await startToolCall(starter, offer ? offered : call);
       if (offer) {
         // An offer that could not be sent wakes the workflow, which then runs the call at once.
         offerToolCall(deps.db.pool, offer)
           .catch(async (err: unknown) => {
             deps.logger.warn({ err }, 'tool call offer failed');
-            await wakeToolCall(starter, { ...call, offered: true });
+            await wakeToolCall(starter, offered);
           })
           .catch((err: unknown) => deps.logger.warn({ err }, 'tool call workflow not woken'));
       }
