@@ -127,9 +127,11 @@ export function signInPage(input: {
       (error ? `<p class="error" role="alert">${escapeHtml(error.message)}</p>` : '') +
       `<form method="post" action="/oauth/sign-in">` +
       `<input type="hidden" name="next" value="${escapeHtml(next)}">` +
+      // The field to type in next: the email, or after a failed attempt the password.
       `<label>Email<input name="email" type="email" autocomplete="username" required` +
-      `${email ? ` value="${escapeHtml(email)}"` : ''}></label>` +
-      `<label>Password<input name="password" type="password" autocomplete="current-password" required></label>` +
+      `${email ? ` value="${escapeHtml(email)}"` : ' autofocus'}></label>` +
+      `<label>Password<input name="password" type="password" autocomplete="current-password" required` +
+      `${email ? ' autofocus' : ''}></label>` +
       `<div class="actions"><button class="primary" type="submit">Sign in</button></div></form>` +
       `<p class="muted">No account yet? <a href="/sign-up">Create one</a>, then connect again from the app.</p>`,
   };

@@ -31,8 +31,18 @@ async function sessionCaller(ops: Operations, req: Request): Promise<Caller | un
   return ops.identity.authenticateSession(token, 'mcp').catch(() => undefined);
 }
 
-/** The first problem of a request, as the one sentence a person or a client is given. */
-const firstIssue = (error: z.ZodError) => error.issues[0]?.message ?? 'The request is not valid.';
+/**
+ * The first problem of a request, as the one sentence a person or a client is given. The schemas'
+ * own sentences end with a full stop; zod's and the shared ones (`stored`) do not, and name no
+ * field, so the field is put before them.
+ */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'The request is not valid.';
+  return issue.message.endsWith('.') || issue.path.length === 0
+    ? issue.message
+    : `${issue.path.join('.')}: ${issue.message}.`;
+}
 
 /** An authorization request's parameters, or 400 with the first problem (shown on our own page). */
 function authorizationQuery(params: unknown): AuthorizationQuery {

@@ -404,6 +404,13 @@ describe('MCP over OAuth 2.1', function () {
         error: 'invalid_client_metadata',
         error_description: 'The client metadata may be at most 4096 bytes of JSON.',
       });
+      // What PostgreSQL cannot store is refused, naming the member.
+      const nul = await register({ client_name: 'a\u0000b', redirect_uris: [OAUTH_REDIRECT] });
+      assert.equal(nul.status, 400);
+      assert.deepEqual(await nul.json(), {
+        error: 'invalid_client_metadata',
+        error_description: 'client_name: may not contain NUL characters.',
+      });
       // Members we do not use are not stored, whatever their size.
       const extra = await register({
         client_name: 'Extra',
@@ -457,9 +464,9 @@ describe('MCP over OAuth 2.1', function () {
         unknown
       >;
       assert.equal(server.issuer, `${base}/`);
-      assert.equal(server.authorization_response_iss_parameter_supported, true);
-      assert.deepEqual(server.token_endpoint_auth_methods_supported, ['none']);
       assert.deepEqual(server.revocation_endpoint_auth_methods_supported, ['none']);
+      assert.deepEqual(server.token_endpoint_auth_methods_supported, ['none']);
+      assert.equal(server.authorization_response_iss_parameter_supported, true);
 
       const { client_id } = await flow.register('Issuer');
       const { back } = await flow.authorizedCode(client_id);
@@ -493,12 +500,12 @@ describe('MCP over OAuth 2.1', function () {
       const tokens = (await first.json()) as OAuthTokens;
       assert.equal((await initialize(tokens.access_token)).status, 200);
       const again = await flow.exchange(client_id, code, verifier);
+      assert.equal((await initialize(tokens.access_token)).status, 401);
       assert.equal(again.status, 400);
       assert.deepEqual(await again.json(), {
         error: 'invalid_grant',
         error_description: 'The authorization code was already used; the access it gave is revoked.',
       });
-      assert.equal((await initialize(tokens.access_token)).status, 401);
       const refresh = await flow.token({
         grant_type: 'refresh_token',
         refresh_token: tokens.refresh_token ?? '',
@@ -691,25 +698,16 @@ describe('MCP over OAuth 2.1', function () {
         await new Promise<void>((resolve) => listener.listen(0, bind, resolve));
         const redirect = `http://${host}:${(listener.address() as AddressInfo).port}/callback`;
         try {
-          const registered = await fetch(`${base}/register`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ client_name: 'Browser assistant', redirect_uris: [redirect] }),
-          });
-          const { client_id } = (await registered.json()) as { client_id: string };
-          const url = new URL(`${base}/authorize`);
-          for (const [name, value] of Object.entries({
-            client_id,
+          const { client_id } = await flow.register('Browser assistant', [redirect]);
+          const url = flow.authorizeUrl(client_id, {
             redirect_uri: redirect,
-            response_type: 'code',
             code_challenge: createHash('sha256')
               .update('a-verifier-long-enough-for-pkce-0123456789')
               .digest('base64url'),
             code_challenge_method: 'S256',
             state: 'browser-state',
             scope: 'read write',
-          }))
-            url.searchParams.set(name, value);
+          });
           const consent = await fetch(url, { headers: { cookie: user.cookie } });
           assert.match(consent.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
 
@@ -782,22 +780,13 @@ describe('MCP over OAuth 2.1', function () {
       });
       await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
       const redirect = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
-      const registered = await fetch(`${base}/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.46.4.1' },
-        body: JSON.stringify({ client_name: 'Claude (or so it says)', redirect_uris: [redirect] }),
-      });
-      const { client_id } = (await registered.json()) as { client_id: string };
-      const url = new URL(`${base}/authorize`);
-      for (const [name, value] of Object.entries({
-        client_id,
+      const { client_id } = await flow.register('Claude (or so it says)', [redirect]);
+      const url = flow.authorizeUrl(client_id, {
         redirect_uri: redirect,
-        response_type: 'code',
         code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'),
         code_challenge_method: 'S256',
         state: 'pages',
-      }))
-        url.searchParams.set(name, value);
+      });
 
       const browser = await launchBrowser();
       try {
@@ -810,9 +799,9 @@ describe('MCP over OAuth 2.1', function () {
             (await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]))[0];
 
           await page.goto(url.href, { waitUntil: 'load' });
+          await lookAt(page, 'signin', width);
           assert.match(await text(), /Sign in to connect an app/);
           assert.match(await text(), /Claude \(or so it says\)\s*Unverified/);
-          await lookAt(page, 'signin', width);
 
           await page.type('input[name=email]', email);
           await page.type('input[name=password]', 'not the password at all');

@@ -42,6 +42,7 @@ export function oauthFlow(base: string, cookie: string) {
    */
   async function register(
     clientName: string,
+    redirectUris = [OAUTH_REDIRECT],
   ): Promise<{ client_id: string; client_secret?: string; token_endpoint_auth_method: string }> {
     const res = await fetch(`${base}/register`, {
       method: 'POST',
@@ -49,7 +50,7 @@ export function oauthFlow(base: string, cookie: string) {
         'content-type': 'application/json',
         'x-forwarded-for': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(256)}`,
       },
-      body: JSON.stringify({ client_name: clientName, redirect_uris: [OAUTH_REDIRECT] }),
+      body: JSON.stringify({ client_name: clientName, redirect_uris: redirectUris }),
     });
     assert.equal(res.status, 201);
     return (await res.json()) as {
