@@ -68,7 +68,7 @@ const anyOrigin: RequestHandler = (req, res, next) => {
 const onlyMethods =
   (...methods: string[]): RequestHandler =>
   (req, _res, next) => {
-    if (methods.includes(req.method) || req.method === 'OPTIONS') return next();
+    if (methods.includes(req.method)) return next();
     throw new AppError('METHOD_NOT_ALLOWED', `Use ${methods.join(' or ')}.`, undefined, {
       allow: methods.join(', '),
     });

@@ -135,8 +135,8 @@ export const configSchema = z
      */
     OAUTH_REGISTRATIONS_PER_HOUR: positiveInt(20),
     /**
-     * A registered client with no live grant that has not been used (registered, or its grant
-     * created or refreshed) for this long is deleted; the assistant registers again.
+     * A registered client with no live grant that has not been used (registered, a code or grant
+     * of it issued, a grant of it refreshed) for this long is deleted; the assistant registers again.
      */
     OAUTH_CLIENT_IDLE_TTL: duration('30d'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -31,12 +31,14 @@ export interface CodeRow {
   scopes: string[];
 }
 
+/** A code the user consented to; its client counts as used, so no sweep takes it before the exchange. */
 export async function insertCode(
   pool: Pool,
   code: CodeRow & { codeHash: string; ttlSeconds: number },
 ): Promise<void> {
   await pool.query(
-    `INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "expiresAt")
+    `WITH touched AS (UPDATE "OAuthClient" SET "lastUsedAt" = now() WHERE id = $2)
+     INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "expiresAt")
      VALUES ($1, $2, $3, $4, $5, $6, $8, now() + make_interval(secs => $7))`,
     [
       code.codeHash,

@@ -1,6 +1,7 @@
 -- OAuth rows no longer grow without bound, and sign-out everywhere can tell a key's session.
--- A client records when it was last used (registered, or a grant of it created or refreshed): one
--- with no live grant, unused for OAUTH_CLIENT_IDLE_TTL, is deleted by the reconciler's sweep.
+-- A client records when it was last used (registered, a code or grant of it issued, a grant of it
+-- refreshed): one with no live grant, unused for OAUTH_CLIENT_IDLE_TTL, is deleted by the
+-- reconciler's sweep.
 ALTER TABLE "OAuthClient" ADD COLUMN "lastUsedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP;
 CREATE INDEX "OAuthClient_lastUsedAt_idx" ON "OAuthClient"("lastUsedAt");
 
