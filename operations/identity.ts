@@ -15,11 +15,13 @@ import {
   insertSession,
   insertUser,
   revokeApiKey,
+  revokeApiKeysOfOtherSessions,
   selectApiKeys,
   selectSession,
   selectUser,
   selectUserByEmail,
 } from '../core/identity/store';
+import { revokeGrantsOfUser } from '../core/oauth/store';
 import { SIGN_IN_LOCKOUT_MIN_MS } from '../core/config/config';
 import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
@@ -202,8 +204,17 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       if (caller.sessionId) await deleteSession(db, caller.sessionId);
     },
 
-    /** Every session of the user ends (a stolen cookie included); API keys are revoked apart. */
+    /**
+     * Undoes what a stolen session could have left behind: every OAuth grant of the user ends (each
+     * was consented to by some session), so does every API key created in a session other than
+     * the caller's (keys from before sessions were recorded included), and then every session,
+     * the caller's too. Keys and grants go first: should the call fail midway, the session that
+     * asked still works to ask again.
+     */
     async signOutEverywhere(caller: Caller): Promise<void> {
+      await revokeApiKeysOfOtherSessions(db, caller.userId, caller.sessionId ?? null);
+      memory.forget();
+      await revokeGrantsOfUser(db.pool, caller.userId);
       await deleteSessionsOfUser(db, caller.userId);
     },
 
@@ -221,6 +232,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
           name: input.name,
           prefix: key.slice(0, API_KEY_SHOWN_PREFIX_LENGTH),
           keyHash: hashToken(key),
+          sessionId: caller.sessionId ?? null,
         },
         config.MAX_API_KEYS_PER_USER,
       );

@@ -114,8 +114,8 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
     ...config.MCP_ALLOWED_ORIGINS.map((o) => new URL(o).origin),
   ]);
 
-  // The SDK's authorization server refuses a plain-http issuer other than localhost: there, only
-  // API keys are offered.
+  // An authorization server on plain http elsewhere than this machine would hand out codes and
+  // tokens readable on the way: there, only API keys are offered.
   const issuer = new URL(base);
   const oauth = issuer.protocol === 'https:' || ['localhost', '127.0.0.1'].includes(issuer.hostname);
 
@@ -129,7 +129,7 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
     });
   };
   router.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}${MCP_PATH}`], metadata);
-  if (oauth) router.use(createOAuthRouter(ops, { issuer, resource: new URL(resource) }));
+  if (oauth) router.use(createOAuthRouter(ops, { issuer }));
 
   /** DNS rebinding: a browser page may only reach /mcp from an origin we serve or allow. */
   const checkOrigin: RequestHandler = (req, _res, next) => {

@@ -129,6 +129,16 @@ export const configSchema = z
     /** Lifetimes of the OAuth tokens MCP clients get: short access, rotating refresh. */
     OAUTH_ACCESS_TOKEN_TTL: duration('1h'),
     OAUTH_REFRESH_TOKEN_TTL: duration('30d'),
+    /**
+     * Client registrations per client address (an IPv6 address by its /64) in an hour, counted in
+     * PostgreSQL, so over every gateway together.
+     */
+    OAUTH_REGISTRATIONS_PER_HOUR: positiveInt(20),
+    /**
+     * A registered client with no live grant that has not been used (registered, a code or grant
+     * of it issued, a grant of it refreshed) for this long is deleted; the assistant registers again.
+     */
+    OAUTH_CLIENT_IDLE_TTL: duration('30d'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TRUST_PROXY: trustProxy,
     HTTP_HEADERS_TIMEOUT: duration('15s'),
@@ -223,6 +233,8 @@ export const configSchema = z
     PLAN_APPROVAL_TIMEOUT: duration('24h'),
     /** Live (unrevoked) API keys one user may hold; past it, 422 LIMIT_REACHED. */
     MAX_API_KEYS_PER_USER: positiveInt(20),
+    /** Live OAuth grants (assistants connected by sign-in) one user may hold; past it, a new one is refused. */
+    MAX_OAUTH_GRANTS_PER_USER: positiveInt(20),
     /** Webhook endpoints (not deleted) one user may hold; past it, 422 LIMIT_REACHED. */
     MAX_WEBHOOK_ENDPOINTS_PER_USER: positiveInt(10),
     /**

@@ -154,7 +154,7 @@ export interface ApiKeyRow {
 /** Undefined when the user already holds `max` live keys (nothing is written then). */
 export function insertApiKey(
   db: Database,
-  input: { userId: string; name: string; prefix: string; keyHash: string },
+  input: { userId: string; name: string; prefix: string; keyHash: string; sessionId: string | null },
   max: number,
 ): Promise<ApiKeyRow | undefined> {
   return insertUnderCap(
@@ -166,9 +166,10 @@ export function insertApiKey(
     },
     async (client) => {
       const { rows } = await client.query<ApiKeyRow>(
-        `INSERT INTO "ApiKey" (id, "userId", name, prefix, "keyHash") VALUES ($1, $2, $3, $4, $5)
+        `INSERT INTO "ApiKey" (id, "userId", name, prefix, "keyHash", "createdBySessionId")
+         VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING id, name, prefix, "lastUsedAt", "createdAt"`,
-        [randomUUID(), input.userId, input.name, input.prefix, input.keyHash],
+        [randomUUID(), input.userId, input.name, input.prefix, input.keyHash, input.sessionId],
       );
       return rows[0] as ApiKeyRow;
     },
@@ -202,6 +203,23 @@ export async function apiKeyIsLive(db: Database, keyId: string): Promise<boolean
 }
 
 /** False when there was no such live key of this user. */
+/**
+ * Revokes every live key of the user not created in `sessionId` (keys older than that record
+ * count as another session's); answers how many.
+ */
+export async function revokeApiKeysOfOtherSessions(
+  db: Database,
+  userId: string,
+  sessionId: string | null,
+): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `UPDATE "ApiKey" SET "revokedAt" = now()
+      WHERE "userId" = $1 AND "revokedAt" IS NULL AND "createdBySessionId" IS DISTINCT FROM $2::uuid`,
+    [userId, sessionId],
+  );
+  return rowCount ?? 0;
+}
+
 export async function revokeApiKey(db: Database, userId: string, keyId: string): Promise<boolean> {
   const { count } = await db.prisma.apiKey.updateMany({
     where: { id: keyId, userId, revokedAt: null },

@@ -12,6 +12,7 @@ import {
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
 import { deleteExpiredKeys } from '../../core/idempotency/store';
+import { sweepOAuth } from '../../core/oauth/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
@@ -47,6 +48,8 @@ export interface ReconcilePass {
   idempotencyKeysExpired: number;
   /** Live-stream events of runs finished longer than RUN_EVENTS_RETENTION ago, deleted. */
   runEventsPruned: number;
+  /** OAuth codes past their lifetime, grants dead for a day, clients idle past OAUTH_CLIENT_IDLE_TTL: deleted. */
+  oauthSwept: { codes: number; grants: number; clients: number };
 }
 
 /**
@@ -188,6 +191,7 @@ export function startReconciler(
           signalsResent: await lostSignals(),
           idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
           runEventsPruned: await pruneRunEvents(deps.db.pool, deps.config.RUN_EVENTS_RETENTION),
+          oauthSwept: await sweepOAuth(deps.db.pool, { clientIdleMs: deps.config.OAUTH_CLIENT_IDLE_TTL }),
         };
         lookedAt = startedAt;
         return report;

@@ -168,13 +168,28 @@ describe('error envelope', () => {
     );
     assert.equal(await chatCount(user.userId), chatsBefore);
 
+    // The OAuth sign-in form shows itself again, saying what to fix.
+    const { client_id } = (await (
+      await fetch(`${gateway.url}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'NUL', redirect_uris: ['http://127.0.0.1:9/callback'] }),
+      })
+    ).json()) as { client_id: string };
+    const next = `/authorize?${new URLSearchParams({
+      client_id,
+      response_type: 'code',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    })}`;
     const signIn = await fetch(`${gateway.url}/oauth/sign-in`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'email=a%00b%40example.com&password=long-enough-password&next=%2Fauthorize%3Fx',
+      body: `email=a%00b%40example.com&password=long-enough-password&next=${encodeURIComponent(next)}`,
     });
     assert.equal(signIn.status, 400);
-    assert.equal(((await signIn.json()) as { code: string }).code, 'INVALID_REQUEST');
+    assert.match(await signIn.text(), /role="alert">Enter your email address and your password/);
+    assert.equal(signIn.headers.get('set-cookie'), null);
   });
 
   it('answers a non-UUID id with 400 INVALID_REQUEST listing each problem', async () => {

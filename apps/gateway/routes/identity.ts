@@ -8,6 +8,7 @@ import {
   apiKeyNameSchema,
   createdApiKeySchema,
   credentialsSchema,
+  oauthGrantListQuerySchema,
   oauthGrantListSchema,
   userEnvelopeSchema,
 } from '../../../core/schemas/identity';
@@ -97,7 +98,8 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     method: 'post',
     path: '/api/auth/sign-out-everywhere',
     operationId: 'signOutEverywhere',
-    summary: 'End every session of the signed-in user (all browsers and devices) and clear this cookie',
+    summary:
+      'End every session of the signed-in user (all browsers and devices) and clear this cookie; revoke every OAuth grant, and every API key not created in this session',
     tag: 'Sessions',
     auth: 'session',
     extension: true,
@@ -183,10 +185,13 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     tag: 'API keys',
     auth: 'session',
     extension: true,
-    request: {},
+    request: { query: oauthGrantListQuerySchema },
     responses: { 200: { description: 'Live grants', schema: oauthGrantListSchema } },
     errors: [],
-    handler: async (_input, req) => ({ status: 200, body: await ops.oauth.listGrants(currentAuth(req)) }),
+    handler: async ({ query }, req) => ({
+      status: 200,
+      body: await ops.oauth.listGrants(currentAuth(req), query),
+    }),
   });
 
   routes.add({

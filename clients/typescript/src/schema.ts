@@ -95,7 +95,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** End every session of the signed-in user (all browsers and devices) and clear this cookie */
+    /** End every session of the signed-in user (all browsers and devices) and clear this cookie; revoke every OAuth grant, and every API key not created in this session */
     post: operations['signOutEverywhere'];
     delete?: never;
     options?: never;
@@ -2744,7 +2744,11 @@ export interface operations {
   };
   listOAuthGrants: {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -2758,6 +2762,15 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OAuthGrantList'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description Error: UNAUTHORIZED */
