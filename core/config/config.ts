@@ -249,6 +249,13 @@ export const configSchema = z
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),
     /**
+     * Whether a send's answer waits a moment for its workflow's start, so as to carry
+     * `triggerRunId`: `paced` waits while this gateway's recent starts came in time
+     * (operations/runs/start-pace.ts); `off` answers as soon as the turn is durable, with
+     * `triggerRunId: null` (the run's snapshot names the execution once it has started).
+     */
+    SEND_START_WAIT: z.enum(['paced', 'off']).default('paced'),
+    /**
      * Fault injection for the fault and chaos suites only (core/process/fault.ts): at each named
      * point (comma-separated, from FAULT_POINTS) the process prints a marker line and holds that
      * work for FAULT_PAUSE_FOR, so a suite that sees the line can kill the process exactly there.
