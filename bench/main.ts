@@ -24,7 +24,12 @@ import { streamsRow } from './streams';
 import { endToEndRow, historyRows } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+/** How many times each row is measured: its figure is the median of these rounds, with their spread. */
+const ROUNDS = N('BENCH_ROUNDS', 3);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error('bench: BENCH_ROUNDS must be a whole number ≥ 1');
 const SAMPLES = {
+  rounds: ROUNDS,
   seq: N('BENCH_SEQ', 200),
   conc: N('BENCH_CONC', 400),
   polls: N('BENCH_POLLS', 1000),
@@ -33,6 +38,7 @@ const SAMPLES = {
   streams: N('BENCH_STREAMS', 1000),
 };
 const LOAD: LoadOptions = {
+  rounds: ROUNDS,
   chats: N('BENCH_SUSTAINED_CHATS', 32),
   seconds: N('BENCH_SUSTAINED_SECONDS', 45),
   warmupSeconds: N('BENCH_WARMUP_SECONDS', 10),
@@ -57,30 +63,35 @@ interface Results {
 /**
  * The rows in the order that keeps each fair: the short sequential ones first on a fresh server,
  * the in-process gateway and worker stopped before anything counts CPU, the service's load beside
- * no bare process, the bare load on either side of the service's (load.ts, bracketed; the second
- * time beside the service's processes, idle), admission last (it leaves its workflows open).
+ * no bare process, the bare load on either side of each of the service's windows (load.ts; after
+ * the first, beside the service's processes, idle), admission last (it leaves its workflows open).
+ * Every row is measured in SAMPLES.rounds rounds.
  */
 async function run(bench: Bench, results: Results): Promise<void> {
   const { selection } = bench;
-  if (selection.has('crop')) results.rows.push(await cropRow(bench, SAMPLES.crops));
-  if (selection.has('snapshot')) results.rows.push(...(await snapshotRows(bench, SAMPLES.polls)));
-  if (selection.has('console')) results.rows.push(await consoleRow(bench));
+  const { rounds } = SAMPLES;
+  const startBareProcess = () => startBare(bench.stack.temporalAddress, bench.backgroundNice);
+  if (selection.has('crop')) results.rows.push(await cropRow(bench, SAMPLES.crops, rounds));
+  if (selection.has('snapshot')) results.rows.push(...(await snapshotRows(bench, SAMPLES.polls, rounds)));
+  if (selection.has('console')) results.rows.push(await consoleRow(bench, rounds));
   await bench.stopInProcess();
 
-  let bareBefore: LoadWindow | undefined;
+  let bareFirst: LoadWindow | undefined;
   if (selection.has('history', 'e2e', 'sustained', 'cpu')) {
-    const bare: BareStack = await startBare(bench.stack.temporalAddress);
+    const bare: BareStack = await startBareProcess();
     try {
       if (selection.has('history', 'e2e')) {
         const service = await startServiceProcesses(bench);
         try {
-          if (selection.has('history')) results.rows.push(...(await historyRows(bench, service, bare)));
-          if (selection.has('e2e')) results.rows.push(await endToEndRow(bench, service, bare, SAMPLES.turns));
+          if (selection.has('history'))
+            results.rows.push(...(await historyRows(bench, service, bare, rounds)));
+          if (selection.has('e2e'))
+            results.rows.push(await endToEndRow(bench, service, bare, SAMPLES.turns, rounds));
         } finally {
           await service.stop();
         }
       }
-      if (selection.has('sustained', 'cpu')) bareBefore = await bareLoad(bare, LOAD);
+      if (selection.has('sustained', 'cpu')) bareFirst = await bareLoad(bare, LOAD);
     } finally {
       await bare.stop();
     }
@@ -88,22 +99,17 @@ async function run(bench: Bench, results: Results): Promise<void> {
   if (selection.has('sustained', 'cpu', 'send', 'memory')) {
     const service = await startServiceProcesses(bench);
     try {
-      // The bare load again right after the service's round 1, in a process of its own while the
+      // The bare load again after each of the service's windows, in a process of its own while the
       // service's sit idle (bracketed, load.ts).
-      const bareAfter = async () => {
-        const bare = await startBare(bench.stack.temporalAddress);
+      const bareNext = async () => {
+        const bare = await startBareProcess();
         try {
           return await bareLoad(bare, LOAD);
         } finally {
           await bare.stop();
         }
       };
-      const load = await serviceLoad(
-        bench,
-        service,
-        LOAD,
-        bareBefore && { before: bareBefore, after: bareAfter },
-      );
+      const load = await serviceLoad(bench, service, LOAD, bareFirst && { first: bareFirst, next: bareNext });
       results.rows.push(...load.rows);
       results.tables.push(...load.tables);
       Object.assign(results.data, load.data);
@@ -112,7 +118,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
     }
   }
   if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
-  if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams));
+  if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams, rounds));
   if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
 }
 
