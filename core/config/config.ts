@@ -147,7 +147,7 @@ export const configSchema = z
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
     /**
-     * Worker tuning (README "Worker tuning" gives the measurements behind each default). Workflow
+     * Worker tuning (docs/configuration.md, "The worker's settings", says why each default). Workflow
      * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
      */
     WORKER_MAX_CACHED_WORKFLOWS: integer().pipe(z.number().min(0)).default(1000),
