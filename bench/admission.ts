@@ -1,6 +1,7 @@
 /**
  * The admission rows: `POST /api/v1/completions` → 202 on a queue no worker polls, against one
- * `pg` statement inserting the same Chat, Run and Message rows, then one bare workflow start.
+ * `pg` statement checking the same API key and inserting the same Chat, Run and Message rows, then
+ * one bare workflow start.
  * Both answer once the rows are committed, their start going on after the answer (the bench's
  * gateways run with SEND_START_WAIT=off; bare-admission.ts). Every admission leaves its workflow
  * open, which weighs on the server: these rows run last.

@@ -1,12 +1,13 @@
 /**
- * The least a send can be: one `pg` statement inserting the Chat, Run and Message rows a send
- * writes, then one bare workflow start, on a queue no worker polls. Like the service's sends in the
+ * The least a send can be: one `pg` statement checking the API key (bare-key.ts) and inserting the
+ * Chat, Run and Message rows a send writes, then one bare workflow start, on a queue no worker polls. Like the service's sends in the
  * bench (SEND_START_WAIT=off, bench/context.ts), it answers once the rows are committed, the start
  * going on after the answer. A client that admits one after the other waits for the start between
  * two (as a client chaining turns waits for its turn), else starts would pile up without bound.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Duration } from '@temporalio/common';
+import { KEY_IS_LIVE, keyHashOf } from './bare-key';
 import type { Bench } from './context';
 import type { bareStepsWorkflow } from './workflows';
 
@@ -33,19 +34,24 @@ export function bareAdmission(
       const chatId = randomUUID();
       const runId = randomUUID();
       const messageId = randomUUID();
-      // One statement, as the service admits a turn: a round trip and a commit, no more.
-      await stack.db.pool.query(
-        `WITH chat AS (
-           INSERT INTO "Chat" (id, "userId", title, "updatedAt") VALUES ($1, $2, 'bench', now())
+      // One statement, as the service admits a turn: the key checked and the rows written, in a
+      // round trip and a commit; nothing written for a key that is not live.
+      const { rowCount } = await stack.db.pool.query(
+        `WITH k AS (
+           SELECT k."userId" FROM "ApiKey" k WHERE ${KEY_IS_LIVE('$2')}
+         ), chat AS (
+           INSERT INTO "Chat" (id, "userId", title, "updatedAt") SELECT $1, k."userId", 'bench', now() FROM k
+           RETURNING id, "userId"
          ), run AS (
            INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", "updatedAt")
-           VALUES ($3, $1, $2, $4, $5, false, $6, now())
+           SELECT $3, chat.id, chat."userId", $4, $5, false, $6, now() FROM chat
+           RETURNING id
          )
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
-         VALUES ($4, $1, 'user', $3, $7, now())`,
+         SELECT $4, $1, 'user', run.id, $7, now() FROM run`,
         [
           chatId,
-          user.userId,
+          keyHashOf(user.apiKey),
           runId,
           messageId,
           randomUUID(),
@@ -53,6 +59,7 @@ export function bareAdmission(
           JSON.stringify([{ type: 'text', text: 'hello bench' }]),
         ],
       );
+      if (rowCount !== 1) throw new Error('bare admission: the key is unknown or revoked');
       const start = bench.temporal.client.workflow
         .start<typeof bareStepsWorkflow>('bareStepsWorkflow', {
           taskQueue: queue,

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { toolCallWorkflowId } from '../workflows/tool-call.contract';
 import { startBare, type BareStack } from './bare';
+import { checkKey } from './bare-key';
 import { startServiceProcesses, type Bench } from './context';
 import { measure, measureSides, repeat, type Figures } from './measure';
 import { fmt, median, spreadOf, withSpread, type Row } from './report';
@@ -81,12 +82,15 @@ async function measureCrops(
   // history shows one and no activity, else as an activity.
   const shape = await historyShape(bench.temporal.client.workflow.getHandle(toolCallWorkflowId(lastCall)));
   const asLocalActivity = shape.localActivities > 0 && shape.activities === 0;
-  const bareCrop = () =>
-    bench.temporal.client.workflow.execute<typeof bareCropWorkflow>('bareCropWorkflow', {
+  // The key checked, as the route checks it, then the workflow started and awaited.
+  const bareCrop = async () => {
+    await checkKey(bench.stack.db.pool, bench.user.apiKey);
+    return bench.temporal.client.workflow.execute<typeof bareCropWorkflow>('bareCropWorkflow', {
       taskQueue: bare.taskQueue,
       workflowId: `bare-crop-${randomUUID()}`,
       args: [bench.image.url, EXTRACT, asLocalActivity],
     });
+  };
   await measure(sharpCrop, 5, 1);
   await measure(bareCrop, 5, 1);
   sampling = true;

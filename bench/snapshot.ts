@@ -9,10 +9,10 @@
  * `run_events` notification (what every write of a run sends; the run itself stays as it was) and
  * waits until the gateway has let its remembered answer go: every poll measured reads.
  */
-import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { KEY_IS_LIVE, keyHashOf } from './bare-key';
 import { isTerminal, serviceClient } from './client';
 import type { Bench } from './context';
 import { recorder, repeat } from './measure';
@@ -36,7 +36,7 @@ const BARE_SNAPSHOT = `
     FROM "ApiKey" k
     JOIN "Chat" c ON c."userId" = k."userId" AND c.id = $2 AND c."deletedAt" IS NULL
     JOIN "Run" r ON r."chatId" = c.id AND r.id = $3
-   WHERE k."keyHash" = $1 AND k."revokedAt" IS NULL`;
+   WHERE ${KEY_IS_LIVE('$1')}`;
 
 export async function snapshotRows(bench: Bench, polls: number, rounds: number): Promise<Row[]> {
   console.log(`bench: snapshot poll, ${polls} each, ${rounds} rounds…`);
@@ -48,8 +48,7 @@ export async function snapshotRows(bench: Bench, polls: number, rounds: number):
   app.get('/chats/:chatId/runs/:runId', async (req, res) => {
     const key = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!key) return void res.status(401).json({ error: 'unauthorized' });
-    const keyHash = createHash('sha256').update(key).digest('hex');
-    const { rows } = await pool.query(BARE_SNAPSHOT, [keyHash, req.params.chatId, req.params.runId]);
+    const { rows } = await pool.query(BARE_SNAPSHOT, [keyHashOf(key), req.params.chatId, req.params.runId]);
     if (!rows.length) res.status(404).json({ error: 'not found' });
     else res.json(rows[0]);
   });

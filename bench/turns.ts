@@ -9,6 +9,7 @@ import { agentWorkflowId } from '../workflows/agent.contract';
 import { webhookDeliveryWorkflowId } from '../workflows/webhook-delivery.contract';
 import { createTestUser } from '../testkit/users';
 import type { BareStack } from './bare';
+import { checkKey } from './bare-key';
 import { isTerminal, type SentTurn, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
 import { measure, measurePair, repeat } from './measure';
@@ -188,9 +189,11 @@ export async function endToEndRow(
       envelopes.push(arrival.envelopeId);
       if (sampling) samples.push({ sentAt, sent, arrival });
     };
+    // The key checked, as the send checks it, then the workflow started.
     const bareTurn = async () => {
       const id = randomUUID();
       const arrived = receiver.completion(id);
+      await checkKey(bench.stack.db.pool, user.apiKey);
       await bench.temporal.client.workflow.start<typeof bareNotifyWorkflow>('bareNotifyWorkflow', {
         taskQueue: bare.taskQueue,
         workflowId: `bare-turn-${id}`,
