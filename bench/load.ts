@@ -14,7 +14,16 @@ import { isTerminal, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
 import { cpuBetween, sampleCpu, stackProcesses, type CpuWindow } from './cpu';
 import { closedLoop, measure, recorder, type Figures } from './measure';
-import { fmt, latencyRow, markdownTable, spreadOf, withSpread, type LatencyRound, type Row } from './report';
+import {
+  failedRow,
+  fmt,
+  latencyRow,
+  markdownTable,
+  spreadOf,
+  withSpread,
+  type LatencyRound,
+  type Row,
+} from './report';
 import { statementsTable, statementWindow, type Statement, type StatementWindow } from './statements';
 
 export interface LoadOptions {
@@ -205,6 +214,8 @@ export async function serviceLoad(
   const counted: Statement[][] = [];
   let turnsCounted = 0;
   let bareBefore = bare?.first;
+  let memoryFailed: unknown;
+  let sendFailed: unknown;
 
   for (let round = 1; round <= options.rounds; round++) {
     if (selection.has('sustained', 'cpu', 'memory')) {
@@ -234,13 +245,24 @@ export async function serviceLoad(
         bareBefore = after;
       }
     }
-    if (selection.has('memory')) {
-      await waitingRound(bench.stack, client, options, round);
-      memory[`after ${options.waitingRuns} waiting (round ${round})`] = await rss();
+    // A phase that fails (a deadline missed on an overloaded machine) fails its own row alone.
+    if (selection.has('memory') && !memoryFailed) {
+      try {
+        await waitingRound(bench.stack, client, options, round);
+        memory[`after ${options.waitingRuns} waiting (round ${round})`] = await rss();
+      } catch (err) {
+        console.error(`bench: round ${round}: the memory row failed:`, err);
+        memoryFailed = err;
+      }
     }
-    if (selection.has('send')) {
-      sends.push(await sendRound(client, options, idleChat, lanesOf, groups, bareAdmit, round));
-      if (selection.has('memory')) memory[`after the send load (round ${round})`] = await rss();
+    if (selection.has('send') && !sendFailed) {
+      try {
+        sends.push(await sendRound(client, options, idleChat, lanesOf, groups, bareAdmit, round));
+        if (selection.has('memory')) memory[`after the send load (round ${round})`] = await rss();
+      } catch (err) {
+        console.error(`bench: round ${round}: the send row failed:`, err);
+        sendFailed = err;
+      }
     }
   }
   await bareAdmit.settle();
@@ -251,7 +273,8 @@ export async function serviceLoad(
     out.data.sustained = sustained;
   }
   if (counted.length) out.tables.push(statementsTable(summed(counted), turnsCounted));
-  if (sends.length) {
+  if (sendFailed !== undefined) out.rows.push(failedRow('send', sendFailed));
+  else if (sends.length) {
     const row = latencyRow('send', `send while ${options.chats} turns execute`, sends, {
       p50: MAX_BUSY_SEND_RATIO,
     });
@@ -264,12 +287,13 @@ export async function serviceLoad(
     row.ratio += `; bare admission ${withSpread(floor)}`;
     out.rows.push(row);
   }
-  if (selection.has('memory')) {
+  if (selection.has('memory') && memoryFailed !== undefined) out.rows.push(failedRow('memory', memoryFailed));
+  else if (selection.has('memory')) {
     const growth = memoryGrowth(memory, options.rounds);
     out.rows.push({
       key: 'memory',
       name: 'memory',
-      measure: `MiB resident, rounds 2–${options.rounds} peak − round 1 peak`,
+      measure: `MiB resident, ${options.rounds > 2 ? `rounds 2–${options.rounds}` : 'round 2'} peak − round 1 peak`,
       service: `gateway ${growth.delta.gatewayMiB.map(signed).join(', ')}; worker ${growth.delta.workerMiB.map(signed).join(', ')}`,
       baseline: '-',
       ratio: '-',
@@ -494,9 +518,13 @@ async function waitingRound(stack: TestStack, client: ServiceClient, options: Lo
   );
   if (sent.errors) throw new Error(`${sent.errors} plan-mode sends failed`);
   const ids = runs.map((r) => r.runId);
-  await until(stack, ids, 'WAITING');
-  await measure((i) => client.cancel(runs[i] as { chatId: string; runId: string }), runs.length, 16);
-  await until(stack, ids, 'ENDED');
+  try {
+    await until(stack, ids, 'WAITING');
+  } finally {
+    // Cancelled and ended even when some never reached WAITING, so none weighs on the rows after.
+    await measure((i) => client.cancel(runs[i] as { chatId: string; runId: string }), runs.length, 16);
+    await until(stack, ids, 'ENDED');
+  }
 }
 
 /** Until every run is WAITING, or has ended; read from the database (not the API, which it would load). */

@@ -17,8 +17,8 @@ import { consoleRow } from './console';
 import { cropRow } from './crop';
 import { bareLoad, serviceLoad, type LoadOptions, type LoadWindow } from './load';
 import { mcpRows } from './mcp';
-import { printTable, type Row } from './report';
-import { ROW_KEYS, selectRows } from './selection';
+import { failedRow, printTable, type Row } from './report';
+import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRow } from './streams';
 import { endToEndRow, historyRows } from './turns';
@@ -71,9 +71,11 @@ async function run(bench: Bench, results: Results): Promise<void> {
   const { selection } = bench;
   const { rounds } = SAMPLES;
   const startBareProcess = () => startBare(bench.stack.temporalAddress, bench.backgroundNice);
-  if (selection.has('crop')) results.rows.push(await cropRow(bench, SAMPLES.crops, rounds));
-  if (selection.has('snapshot')) results.rows.push(...(await snapshotRows(bench, SAMPLES.polls, rounds)));
-  if (selection.has('console')) results.rows.push(await consoleRow(bench, rounds));
+  const rows = (keys: RowKey[], measure: () => Promise<Row | Row[]>) =>
+    measured(bench, results, keys, measure);
+  await rows(['crop'], () => cropRow(bench, SAMPLES.crops, rounds));
+  await rows(['snapshot'], () => snapshotRows(bench, SAMPLES.polls, rounds));
+  await rows(['console'], () => consoleRow(bench, rounds));
   await bench.stopInProcess();
 
   let bareFirst: LoadWindow | undefined;
@@ -83,20 +85,21 @@ async function run(bench: Bench, results: Results): Promise<void> {
       if (selection.has('history', 'e2e')) {
         const service = await startServiceProcesses(bench);
         try {
-          if (selection.has('history'))
-            results.rows.push(...(await historyRows(bench, service, bare, rounds)));
-          if (selection.has('e2e'))
-            results.rows.push(await endToEndRow(bench, service, bare, SAMPLES.turns, rounds));
+          await rows(['history'], () => historyRows(bench, service, bare, rounds));
+          await rows(['e2e'], () => endToEndRow(bench, service, bare, SAMPLES.turns, rounds));
         } finally {
           await service.stop();
         }
       }
-      if (selection.has('sustained', 'cpu')) bareFirst = await bareLoad(bare, LOAD);
+      await rows(['sustained', 'cpu'], async () => {
+        bareFirst = await bareLoad(bare, LOAD);
+        return [];
+      });
     } finally {
       await bare.stop();
     }
   }
-  if (selection.has('sustained', 'cpu', 'send', 'memory')) {
+  await rows(['sustained', 'cpu', 'send', 'memory'], async () => {
     const service = await startServiceProcesses(bench);
     try {
       // The bare load again after each of the service's windows, in a process of its own while the
@@ -110,16 +113,38 @@ async function run(bench: Bench, results: Results): Promise<void> {
         }
       };
       const load = await serviceLoad(bench, service, LOAD, bareFirst && { first: bareFirst, next: bareNext });
-      results.rows.push(...load.rows);
       results.tables.push(...load.tables);
       Object.assign(results.data, load.data);
+      return load.rows;
     } finally {
       await service.stop();
     }
+  });
+  await rows(['mcp'], () => mcpRows(bench, SAMPLES));
+  await rows(['streams'], () => streamsRow(bench, SAMPLES.streams, rounds));
+  await rows(['admission'], () => admissionRows(bench, SAMPLES));
+}
+
+/**
+ * Measures the picked ones of `keys` with `measure`. A failure (a deadline missed on an overloaded
+ * machine, a process that died) fails those rows, with why, and the run goes on to the next rows:
+ * a long run keeps what it measured.
+ */
+async function measured(
+  bench: Bench,
+  results: Results,
+  keys: RowKey[],
+  measure: () => Promise<Row | Row[]>,
+): Promise<void> {
+  const picked = keys.filter((k) => bench.selection.has(k));
+  if (!picked.length) return;
+  try {
+    results.rows.push(...[await measure()].flat());
+  } catch (err) {
+    console.error(`bench: ${picked.join(', ')} failed:`, err);
+    for (const key of picked)
+      if (!results.rows.some((r) => r.key === key)) results.rows.push(failedRow(key, err));
   }
-  if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
-  if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams, rounds));
-  if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
 }
 
 async function main(): Promise<void> {

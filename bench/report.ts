@@ -93,6 +93,22 @@ export function latencyRow(
   };
 }
 
+/** A row whose measurement failed: the table says so, and why, and the run goes on. */
+export function failedRow(key: RowKey, err: unknown): Row {
+  const message = String((err as Error)?.message ?? err).split('\n')[0] ?? '';
+  return {
+    key,
+    name: key,
+    measure: '-',
+    service: `failed: ${message.slice(0, 120)}`,
+    baseline: '-',
+    ratio: '-',
+    target: '-',
+    meets: false,
+    data: { error: String((err as Error)?.stack ?? err) },
+  };
+}
+
 export function printTable(rows: Row[]): string {
   const head = ['row', 'measure', 'service', 'baseline', 'ratio', 'target', 'meets'];
   const body = rows.map((r) => [
