@@ -51,6 +51,10 @@ export async function openBench(
     STORAGE_LOCAL_DIR: storageDir,
     MODEL_PROVIDER: 'local',
     PLAN_APPROVAL_TIMEOUT: '3600000',
+    // A send answers once its turn is durable, never after a wait for its start that only some
+    // sends make (paced: idle ones wait, busy ones do not): every row that times a send, and its
+    // baseline, then does the same work (bench/README.md).
+    SEND_START_WAIT: 'off',
   };
   const jpeg = await sharp({
     create: {

@@ -157,7 +157,7 @@ export const configSchema = z
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
     /**
-     * Worker tuning (README "Worker tuning" gives the measurements behind each default). Workflow
+     * Worker tuning (docs/configuration.md, "The worker's settings", says why each default). Workflow
      * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
      */
     WORKER_MAX_CACHED_WORKFLOWS: integer().pipe(z.number().min(0)).default(1000),
@@ -260,6 +260,13 @@ export const configSchema = z
     TOOL_ROUTE_TIMEOUT: duration('5m'),
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),
+    /**
+     * Whether a send's answer waits a moment for its workflow's start, so as to carry
+     * `triggerRunId`: `paced` waits while this gateway's recent starts came in time
+     * (operations/runs/start-pace.ts); `off` answers as soon as the turn is durable, with
+     * `triggerRunId: null` (the run's snapshot names the execution once it has started).
+     */
+    SEND_START_WAIT: z.enum(['paced', 'off']).default('paced'),
     /**
      * Fault injection for the fault and chaos suites only (core/process/fault.ts): at each named
      * point (comma-separated, from FAULT_POINTS) the process prints a marker line and holds that

@@ -73,8 +73,8 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
  * promise does not rest on a default of the CLI's build. `journal_mode=WAL` keeps that promise
  * with one fsync of the write-ahead log per commit, where the default rollback journal fsyncs the
  * journal and the database file several times (traced: about a dozen fsync calls per workflow
- * start); a workflow of one activity took 190 ms at p50 instead of 256 ms on this disk. After a
- * crash SQLite replays the log when the file is next opened.
+ * start), each on a workflow's path. After a crash SQLite replays the log when the file is next
+ * opened.
  */
 export function devServerArgs(options: {
   port: number;

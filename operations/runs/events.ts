@@ -94,7 +94,7 @@ export async function openRunStream(
   // When the credential is checked next: at once when its end may have been notified; otherwise
   // once, one heartbeat interval after the open, however busy the stream, for an end between the
   // request's check and the subscription below (unheard). Not at once: a burst of streams opening
-  // would each cost a query, and the gateway ~5 KiB more per stream (bench row `streams`).
+  // would each cost a query, and the gateway memory per stream (bench row `streams`).
   let checkAt = credential ? Date.now() + heartbeatMs : Infinity;
   // A session's expiry (ms since the epoch, by this clock), learned at its check: no notification
   // announces it.

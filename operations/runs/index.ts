@@ -74,7 +74,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     startsInFlight.add(starting);
     void starting.finally(() => startsInFlight.delete(starting));
     const pace = admitted.closingExecution ? paces.afterClosing : paces.fresh;
-    const triggerRunId = await pace.idInTime(starting);
+    const triggerRunId = deps.config.SEND_START_WAIT === 'off' ? null : await pace.idInTime(starting);
     return {
       chatId: admitted.run.chatId,
       messageId: admitted.messageId,
