@@ -9,6 +9,7 @@ import {
 import { AppError, ConflictError, NotFoundError, UnauthorizedError } from '../core/errors/app-error';
 import {
   checkApiKey,
+  checkSession,
   deleteSession,
   deleteSessionsOfUser,
   insertApiKey,
@@ -25,17 +26,22 @@ import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
-import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
+import {
+  consumeOrThrow,
+  countedCall,
+  limitReached,
+  postgresLimiter,
+  rateLimited,
+  type UserLimit,
+} from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { NotificationHub } from '../core/db/notification-hub';
 import {
   createKeyMemory,
   leaseSize,
-  takePoints,
   tightest,
   type RateLimitState,
   type KeyCheckTicket,
-  type Lease,
 } from './key-memory';
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
@@ -48,6 +54,12 @@ const TOO_MANY_SIGN_UPS = 'Too many sign-ups; retry later.';
 const HASHER_BUSY_RETRY_SECONDS = 1;
 
 type UserDto = ReturnType<typeof toUserDto>;
+
+/** What a session is looked up by: its token's hash; 401 without a token. */
+function sessionTokenHash(token: string | undefined): string {
+  if (!token) throw new UnauthorizedError('Sign in first.');
+  return hashToken(token);
+}
 type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
 /** Accounts, sessions and API keys. */
@@ -89,7 +101,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
   /** authenticateApiKey's check in PostgreSQL, under its ticket (see key-memory.ts). */
   async function checkAndCount(
     keyHash: string,
-    limits: readonly KeyLimit[],
+    limits: readonly UserLimit[],
     via: Caller['via'],
     ticket: KeyCheckTicket,
     now: number,
@@ -97,31 +109,13 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     // Points this gateway leased count the call where they can; the rest is counted in the check.
     const local = memory.spend(keyHash, limits, now, { all: false })?.counters ?? new Map();
     const counted = limits.filter((l) => !local.has(l.name));
-    const wanted = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, ticket.leasing) }));
-    const row = await checkApiKey(db, { keyHash, counters: wanted, now });
+    const asked = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, ticket.leasing) }));
+    const row = await checkApiKey(db, { keyHash, counters: asked, now });
     if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
-    const states: RateLimitState[] = [...local.values()];
-    const leases = new Map<string, Lease>();
-    let refusal: { limit: KeyLimit; state: RateLimitState } | undefined;
-    counted.forEach((limit, i) => {
-      const counter = row.counters.find((c) => c.name === limit.name);
-      if (!counter) return;
-      const taken = takePoints(
-        limit,
-        { points: counter.points, expire: Number(counter.expire) },
-        (wanted[i] as { points: number }).points,
-        now,
-      );
-      states.push(taken.state);
-      if (taken.lease) leases.set(limit.name, taken.lease);
-      if (taken.refused) refusal ??= { limit, state: taken.state };
-    });
+    const { states, leases, refusal } = countedCall(counted, asked, row.counters, now);
     memory.remember(ticket, keyHash, { userId: row.userId, apiKeyId: row.id }, leases, now);
-    if (refusal) {
-      const { limit, state } = refusal;
-      throw rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds);
-    }
-    const rateLimit = tightest(states);
+    if (refusal) throw refusal;
+    const rateLimit = tightest([...local.values(), ...states]);
     return { caller: { userId: row.userId, apiKeyId: row.id, via }, ...(rateLimit ? { rateLimit } : {}) };
   }
 
@@ -250,7 +244,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
      */
     async authenticateApiKey(
       key: string | undefined,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       via: Caller['via'],
     ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
       if (!key || !API_KEY_PATTERN.test(key)) throw new UnauthorizedError('A valid API key is required.');
@@ -272,7 +266,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
      */
     leasedCaller(
       key: string | undefined,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       via: Caller['via'],
     ): { caller: Caller; rateLimit?: RateLimitState } | undefined {
       if (!key) return undefined;
@@ -293,12 +287,34 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       return known ? { ...known, via } : undefined;
     },
 
-    /** The caller of a session cookie's token. */
+    /** The caller of a session cookie's token (the management routes: nothing is counted). */
     async authenticateSession(token: string | undefined, via: Caller['via']): Promise<Caller> {
-      if (!token) throw new UnauthorizedError('Sign in first.');
-      const session = await selectSession(db, hashToken(token));
+      const session = await selectSession(db, sessionTokenHash(token));
       if (!session) throw new UnauthorizedError('The session is invalid or expired.');
       return { userId: session.userId, sessionId: session.id, via };
+    },
+
+    /**
+     * The caller of a session cookie's token, for the console's calls of the public routes: counted
+     * against `limits`, the user's counters that their API keys and OAuth grants count against
+     * too (429 past any). One statement, as an API key's check is.
+     */
+    async authenticateSessionCall(
+      token: string | undefined,
+      limits: readonly UserLimit[],
+      via: Caller['via'],
+    ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
+      const now = Date.now();
+      const asked = limits.map((l) => ({ name: l.name, points: 1 }));
+      const session = await checkSession(db, { tokenHash: sessionTokenHash(token), counters: asked, now });
+      if (!session) throw new UnauthorizedError('The session is invalid or expired.');
+      const { states, refusal } = countedCall(limits, asked, session.counters, now);
+      if (refusal) throw refusal;
+      const rateLimit = tightest(states);
+      return {
+        caller: { userId: session.userId, sessionId: session.id, via },
+        ...(rateLimit ? { rateLimit } : {}),
+      };
     },
   };
 }

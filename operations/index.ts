@@ -4,7 +4,7 @@ import type { OperationDeps } from './deps';
 import { createFilesOperations } from './files';
 import { createHealthOperations } from './health';
 import { createIdentityOperations } from './identity';
-import { keyLimits } from './limits';
+import { userLimits } from './limits';
 import { createOAuthOperations } from './oauth';
 import { createRunsOperations } from './runs';
 import { createToolsOperations } from './tools';
@@ -37,8 +37,8 @@ export function createOperations(deps: OperationDeps) {
     webhooks: createWebhooksOperations(deps),
     files: createFilesOperations(deps),
     health: createHealthOperations(deps),
-    /** The per-key counters public calls consume, whatever the transport. */
-    limits: keyLimits(deps.config),
+    /** The per-user counters public calls consume, whatever the credential and the transport. */
+    limits: userLimits(deps.config),
     /** Lets sends' workflow starts end, then closes the listening connection. */
     async close(): Promise<void> {
       await runs.close();

@@ -235,8 +235,17 @@ export const configSchema = z
      * call past it answers 429 ACTIVE_LIMIT; a run's call waits (retried) for a slot.
      */
     MAX_ACTIVE_TOOL_CALLS_PER_USER: positiveInt(4),
-    /** A new account's starting credit balance (decimal); 0 leaves new accounts unable to call tools. */
-    CREDIT_GRANT_ON_SIGN_UP: price('100'),
+    /**
+     * A new account's starting credit balance (decimal). None by default: free credits given to
+     * anyone who signs up can be farmed with throwaway accounts (docs/security.md, "Sign-up
+     * grant"). `npm start` sets 100, so the quick start's tool calls are paid for.
+     */
+    CREDIT_GRANT_ON_SIGN_UP: price('0'),
+    /**
+     * Bytes one user may keep in storage, uploads and tool outputs together; past it an upload or a
+     * tool's output is refused (422 LIMIT_REACHED) and nothing is stored.
+     */
+    MAX_STORED_BYTES_PER_USER: positiveInt(1024 * 1024 * 1024),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**

@@ -91,25 +91,98 @@ export async function selectSession(
   return rows[0];
 }
 
+/** One of a user's per-minute counters after a call took its points (see countersCte). */
+export interface CounterRow {
+  name: string;
+  points: number;
+  expire: string;
+}
+
+/** The points a call asks of each of its user's counters (its own, and any it leases). */
+export interface CounterAsk {
+  name: string;
+  points: number;
+}
+
+/**
+ * The CTE `counted`: adds each counter's points (names `$names`, points `$points`, at `$now` in
+ * epoch ms) to the user's counters, `<name>:<user id>` in "RateLimit", for each row of `from`,
+ * whose user is `userId`. rate-limiter-flexible's fixed-window layout (key, points, expire in
+ * epoch ms), so every gateway process shares the counters; a window that has ended starts anew.
+ * Every check of a credential that counts calls (an API key, the console's session, an OAuth
+ * token) counts through it, so every credential of a user counts against the same counters.
+ */
+function countersCte(from: string, userId: string, p: { names: string; points: string; now: string }) {
+  return `counted AS (
+       INSERT INTO "RateLimit" AS r (key, points, expire)
+       SELECT n.name || ':' || ${userId}, n.points, ${p.now}::bigint + 60000
+         FROM ${from} CROSS JOIN unnest(${p.names}::text[], ${p.points}::int[]) AS n(name, points)
+       ON CONFLICT (key) DO UPDATE SET
+         points = CASE WHEN r.expire IS NULL OR r.expire <= ${p.now} THEN excluded.points ELSE r.points + excluded.points END,
+         expire = CASE WHEN r.expire IS NULL OR r.expire <= ${p.now} THEN excluded.expire ELSE r.expire END
+       RETURNING split_part(key, ':', 1) AS name, points, expire
+     )`;
+}
+
+const COUNTERS_COLUMN = `COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters`;
+
+/**
+ * The live session a cookie's token names, with the call counted against the user's `counters`,
+ * as one statement (the console's calls of the public routes: see countersCte).
+ */
+export async function checkSession(
+  db: Database,
+  input: { tokenHash: string; counters: CounterAsk[]; now: number },
+): Promise<{ id: string; userId: string; counters: CounterRow[] } | undefined> {
+  const { rows } = await db.bookkeeping.query<{ id: string; userId: string; counters: CounterRow[] }>({
+    name: 'session-check',
+    text: `WITH s AS (
+       SELECT id, "userId" FROM "Session" WHERE "tokenHash" = $1 AND "expiresAt" > now()
+     ), ${countersCte('s', 's."userId"', { names: '$2', points: '$4', now: '$3' })}
+     SELECT s.id, s."userId", ${COUNTERS_COLUMN} FROM s`,
+    values: [
+      input.tokenHash,
+      input.counters.map((c) => c.name),
+      input.now,
+      input.counters.map((c) => c.points),
+    ],
+  });
+  return rows[0];
+}
+
+/** Counts a call against the user's `counters` (see countersCte), for a credential checked apart. */
+export async function countUserCalls(
+  db: Database,
+  input: { userId: string; counters: CounterAsk[]; now: number },
+): Promise<CounterRow[]> {
+  const { rows } = await db.bookkeeping.query<{ counters: CounterRow[] }>({
+    name: 'user-calls-count',
+    text: `WITH u AS (SELECT $1::uuid AS "userId"),
+     ${countersCte('u', 'u."userId"', { names: '$2', points: '$4', now: '$3' })}
+     SELECT ${COUNTERS_COLUMN}`,
+    values: [input.userId, input.counters.map((c) => c.name), input.now, input.counters.map((c) => c.points)],
+  });
+  return rows[0]?.counters ?? [];
+}
+
 export interface KeyCheck {
   id: string;
   userId: string;
-  counters: { name: string; points: number; expire: string }[];
+  counters: CounterRow[];
 }
 
 /** How stale `lastUsedAt` may be: one write per key per interval, not one per request. */
 const LAST_USED_WRITE_INTERVAL_SECONDS = 60;
 
 /**
- * The key check of every public call, its rate-limit counters and the throttled `lastUsedAt`
- * write, as one statement, so authentication costs one round trip. The counters keep
- * rate-limiter-flexible's fixed-window layout ("RateLimit": key, points, expire in epoch ms), so
- * every gateway process shares them, and a refused key counts nothing. Each counter takes its
- * `points` (the call's own, and any it leases for later calls: operations/key-memory.ts).
+ * The key check of every public call, its user's rate-limit counters (countersCte) and the
+ * throttled `lastUsedAt` write, as one statement, so authentication costs one round trip. A
+ * refused key counts nothing. Each counter takes its `points` (the call's own, and any it leases
+ * for later calls: operations/key-memory.ts).
  */
 export async function checkApiKey(
   db: Database,
-  input: { keyHash: string; counters: { name: string; points: number }[]; now: number },
+  input: { keyHash: string; counters: CounterAsk[]; now: number },
 ): Promise<KeyCheck | undefined> {
   // Named, so each pooled connection parses and plans it once; on the bookkeeping pool, since the
   // counters and lastUsedAt it writes need no flush to disk before the request goes on.
@@ -120,18 +193,8 @@ export async function checkApiKey(
      ), used AS (
        UPDATE "ApiKey" a SET "lastUsedAt" = now() FROM k
         WHERE a.id = k.id AND (a."lastUsedAt" IS NULL OR a."lastUsedAt" < now() - make_interval(secs => $4))
-     ), counted AS (
-       INSERT INTO "RateLimit" AS r (key, points, expire)
-       SELECT n.name || ':' || k.id, n.points, $3::bigint + 60000
-         FROM k CROSS JOIN unnest($2::text[], $5::int[]) AS n(name, points)
-       ON CONFLICT (key) DO UPDATE SET
-         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.points ELSE r.points + excluded.points END,
-         expire = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.expire ELSE r.expire END
-       RETURNING split_part(key, ':', 1) AS name, points, expire
-     )
-     SELECT k.id, k."userId",
-            COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters
-       FROM k`,
+     ), ${countersCte('k', 'k."userId"', { names: '$2', points: '$5', now: '$3' })}
+     SELECT k.id, k."userId", ${COUNTERS_COLUMN} FROM k`,
     values: [
       input.keyHash,
       input.counters.map((c) => c.name),

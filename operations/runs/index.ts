@@ -53,12 +53,12 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
     if (runId && earlier) return { ...earlier, runId, status: 'queued' };
-    const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
+    const uploads: PreparedAttachment[] = await putObjects(deps, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
       admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input, runId }, uploads);
     } catch (err) {
-      await discardObjects(deps.storage, uploads);
+      await discardObjects(deps, uploads);
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
