@@ -22,6 +22,7 @@ import {
   selectUserByEmail,
 } from '../core/identity/store';
 import { SIGN_IN_LOCKOUT_MIN_MS } from '../core/config/config';
+import { clientBucket, clientNetwork } from '../core/net/client-address';
 import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
@@ -46,7 +47,9 @@ import {
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
 const DAY_SECONDS = 24 * 3600;
-const SIGN_UP_WINDOW_SECONDS = 3600;
+const HOUR_SECONDS = 3600;
+/** How long a successful sign-in makes its address known to the account (see signInByAccount). */
+const KNOWN_ADDRESS_SECONDS = 30 * DAY_SECONDS;
 const WRONG_CREDENTIALS = 'The email or password is wrong.';
 const TOO_MANY_ATTEMPTS = 'Too many sign-in attempts; retry later.';
 const TOO_MANY_SIGN_UPS = 'Too many sign-ups; retry later.';
@@ -66,6 +69,7 @@ type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
   const { config, db } = deps;
   const memory = createKeyMemory(hub);
+  // Every per-address limit counts a client as clientBucket does: an IPv4 address, an IPv6 /64.
   // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
   // one client guessing at one account is locked out, with a backoff, while the owner signing in
   // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
@@ -85,14 +89,26 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     Number.MAX_SAFE_INTEGER,
     Math.max(DAY_SECONDS, maxLockoutSeconds),
   );
-  // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address
-  // and over all addresses.
-  const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, SIGN_UP_WINDOW_SECONDS);
-  const signUpOverall = limiter(
-    'sign-up-all',
-    config.SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR,
-    SIGN_UP_WINDOW_SECONDS,
+  // The slow ceiling, whatever the addresses: failed sign-ins to one account from addresses it was
+  // never signed in from. Past it such an address is refused before its password is checked, so
+  // a guess there learns nothing; the addresses the owner signed in from lately (knownSignIns) are
+  // neither counted nor refused, so the owner is not locked out by it at home or at work.
+  const signInByAccount = limiter(
+    'sign-in-account',
+    config.SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR,
+    HOUR_SECONDS,
   );
+  const knownSignIns = limiter('sign-in-known', 1, KNOWN_ADDRESS_SECONDS);
+  // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address,
+  // per IPv6 network and over all addresses; each in turn, so what one address or network floods
+  // is stopped by its own limit before it counts against the next.
+  const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, HOUR_SECONDS);
+  const signUpByNetwork = limiter(
+    'sign-up-network',
+    config.SIGN_UP_RATE_LIMIT_PER_NETWORK_PER_HOUR,
+    HOUR_SECONDS,
+  );
+  const signUpOverall = limiter('sign-up-all', config.SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR, HOUR_SECONDS);
   const passwords = createPasswordHasher({
     concurrency: config.PASSWORD_HASH_CONCURRENCY,
     queue: config.PASSWORD_HASH_QUEUE,
@@ -155,8 +171,17 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
   return {
     async signUp(input: { email: string; password: string }, clientAddress: string): Promise<UserDto> {
       if (!config.ALLOW_SIGN_UP) throw new AppError('FORBIDDEN', 'Sign-up is disabled.');
-      await consumeOrThrow(signUpByIp, clientAddress, TOO_MANY_SIGN_UPS);
-      await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
+      await consumeOrThrow(signUpByIp, clientBucket(clientAddress), TOO_MANY_SIGN_UPS);
+      const network = clientNetwork(clientAddress);
+      if (network) await consumeOrThrow(signUpByNetwork, network, TOO_MANY_SIGN_UPS);
+      try {
+        await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
+      } catch (err) {
+        // Every sign-up is refused now, whoever asks: the operator should know.
+        if (err instanceof AppError && err.code === 'RATE_LIMITED')
+          deps.logger.warn('SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR reached: sign-ups are refused for now');
+        throw err;
+      }
       const user = await insertUser(db, {
         email: input.email,
         passwordHash: await hashing(() => passwords.hash(input.password)),
@@ -171,11 +196,15 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       input: { email: string; password: string },
       clientAddress: string,
     ): Promise<{ user: UserDto; token: string; maxAgeSeconds: number }> {
+      const address = clientBucket(clientAddress);
       // Hashed: a key fits the table's varchar(255) whatever the email, and no email is stored there.
-      const pairKey = hashToken(`${input.email}\n${clientAddress}`);
+      const pairKey = hashToken(`${input.email}\n${address}`);
+      const accountKey = hashToken(input.email);
       // The pair first: its lockout, not the address's window, is what the backoff lengthens.
       await consumeAccountAttempt(pairKey);
-      await consumeOrThrow(signInByIp, clientAddress, TOO_MANY_ATTEMPTS);
+      await consumeOrThrow(signInByIp, address, TOO_MANY_ATTEMPTS);
+      const known = (await knownSignIns.get(pairKey)) !== null;
+      if (!known) await consumeOrThrow(signInByAccount, accountKey, TOO_MANY_ATTEMPTS);
       const user = await selectUserByEmail(db, input.email);
       const passwordMatches = await hashing(() => passwords.verify(user?.passwordHash, input.password));
       if (!user || !passwordMatches) throw new UnauthorizedError(WRONG_CREDENTIALS);
@@ -184,7 +213,9 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       await Promise.all([
         signInByAccountIp.delete(pairKey),
         lockouts.delete(pairKey),
-        signInByIp.reward(clientAddress),
+        signInByIp.reward(address),
+        ...(known ? [] : [signInByAccount.reward(accountKey)]),
+        knownSignIns.set(pairKey, 1, KNOWN_ADDRESS_SECONDS),
       ]);
       const token = newSessionToken();
       const maxAgeSeconds = Math.floor(config.SESSION_TTL / 1000);

@@ -202,16 +202,24 @@ export const configSchema = z
     SEND_RATE_LIMIT_PER_MINUTE: positiveInt(60),
     API_RATE_LIMIT_PER_MINUTE: positiveInt(1200),
     /**
-     * Failed sign-ins per client address, and per (account, address), in 15 minutes; past it the
-     * pair is locked out for 15 minutes, doubling with each lockout up to SIGN_IN_LOCKOUT_MAX.
+     * Failed sign-ins per client address (an IPv6 /64), and per (account, address), in 15 minutes;
+     * past it the pair is locked out for 15 minutes, doubling with each lockout up to
+     * SIGN_IN_LOCKOUT_MAX.
      */
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
     /** The longest a doubled lockout lasts; shorter than the first lockout (15m) it would undo the limit. */
     SIGN_IN_LOCKOUT_MAX: duration('24h').refine((ms) => ms >= SIGN_IN_LOCKOUT_MIN_MS, {
       message: 'must be at least 15m, the first lockout',
     }),
-    /** Sign-up attempts (taken emails included) per client address in an hour. */
+    /**
+     * Failed sign-ins to one account in an hour from addresses it has not signed in from in the
+     * last 30 days, whatever those addresses; past it they are refused (docs/security.md).
+     */
+    SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR: positiveInt(50),
+    /** Sign-up attempts (taken emails included) per client address (an IPv6 /64) in an hour. */
     SIGN_UP_RATE_LIMIT_PER_HOUR: positiveInt(10),
+    /** Sign-up attempts per IPv6 /48 in an hour: a site's many /64s share it. */
+    SIGN_UP_RATE_LIMIT_PER_NETWORK_PER_HOUR: positiveInt(30),
     /** Sign-up attempts over all clients in an hour: bounds a spread-out enumeration. */
     SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR: positiveInt(1000),
     /** Argon2 hashes run at once per gateway (19 MiB each) ... */
