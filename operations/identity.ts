@@ -37,13 +37,7 @@ import {
 } from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { NotificationHub } from '../core/db/notification-hub';
-import {
-  createKeyMemory,
-  leaseSize,
-  tightest,
-  type RateLimitState,
-  type KeyCheckTicket,
-} from './key-memory';
+import { createKeyMemory, leaseSize, tightest, type RateLimitState, type KeyCheckTicket } from './key-memory';
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
 const DAY_SECONDS = 24 * 3600;

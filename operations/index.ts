@@ -7,6 +7,7 @@ import { createIdentityOperations } from './identity';
 import { userLimits } from './limits';
 import { createOAuthOperations } from './oauth';
 import { createRunsOperations } from './runs';
+import { createStreams } from './streams';
 import { createToolsOperations } from './tools';
 import { createUploadsOperations } from './uploads';
 import { createWebhooksOperations } from './webhooks';
@@ -20,17 +21,18 @@ export type { Caller, OperationDeps } from './deps';
  */
 export function createOperations(deps: OperationDeps) {
   // The one LISTEN connection of the process: run streams, remembered polls, API keys, tool calls,
-  // console sessions.
+  // console sessions, OAuth grants.
   const hub = createNotificationHub({
     url: deps.config.DATABASE_URL,
     logger: deps.logger,
-    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions'],
+    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions', 'oauth_grants'],
   });
-  const runs = createRunsOperations(deps, hub);
+  const streams = createStreams(deps, hub);
+  const runs = createRunsOperations(deps, hub, streams);
   return {
     identity: createIdentityOperations(deps, hub),
     oauth: createOAuthOperations(deps),
-    chats: createChatsOperations(deps, runs),
+    chats: createChatsOperations(deps, runs, streams),
     runs,
     tools: createToolsOperations(deps, hub),
     uploads: createUploadsOperations(deps),

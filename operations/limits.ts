@@ -166,7 +166,12 @@ export async function countCalls(
   if (limits.length === 0) return undefined;
   const now = Date.now();
   const asked = limits.map((l) => ({ name: l.name, points: 1 }));
-  const { states, refusal } = countedCall(limits, asked, await countUserCalls(db, { userId, counters: asked, now }), now);
+  const { states, refusal } = countedCall(
+    limits,
+    asked,
+    await countUserCalls(db, { userId, counters: asked, now }),
+    now,
+  );
   if (refusal) throw refusal;
   return tightest(states);
 }

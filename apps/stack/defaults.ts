@@ -21,6 +21,8 @@ export function embeddedDefaults(options: { host: string; filesDir: string }): R
     // Listening on loopback, every client is this machine, one person: a per-address limit guards
     // nothing there, and a newcomer's eleventh account in an hour (a quick start run again) must
     // not be refused. Listening wider, the service's own limit holds.
-    ...(options.host === 'localhost' || isLoopback(options.host) ? { SIGN_UP_RATE_LIMIT_PER_HOUR: '1000' } : {}),
+    ...(options.host === 'localhost' || isLoopback(options.host)
+      ? { SIGN_UP_RATE_LIMIT_PER_HOUR: '1000' }
+      : {}),
   };
 }

@@ -254,6 +254,11 @@ export const configSchema = z
      * tool's output is refused (422 LIMIT_REACHED) and nothing is stored.
      */
     MAX_STORED_BYTES_PER_USER: positiveInt(1024 * 1024 * 1024),
+    /**
+     * Live run streams, wait_for_run and resources/subscribe one user may hold open at once, over
+     * every gateway; past it, 429 ACTIVE_LIMIT.
+     */
+    MAX_OPEN_STREAMS_PER_USER: positiveInt(20),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**

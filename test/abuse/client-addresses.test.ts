@@ -69,8 +69,14 @@ describe('per-address limits count an IPv6 client by its /64', function () {
     // Guesses at many accounts from the /64: its address limit stops them.
     const sprayer = network64();
     for (let i = 0; i < 3; i++)
-      assert.equal(await signIn(gateway, addressIn(sprayer), `x-${randomUUID()}@example.test`, 'a wrong guess'), 401);
-    assert.equal(await signIn(gateway, addressIn(sprayer), `x-${randomUUID()}@example.test`, 'a wrong guess'), 429);
+      assert.equal(
+        await signIn(gateway, addressIn(sprayer), `x-${randomUUID()}@example.test`, 'a wrong guess'),
+        401,
+      );
+    assert.equal(
+      await signIn(gateway, addressIn(sprayer), `x-${randomUUID()}@example.test`, 'a wrong guess'),
+      429,
+    );
   });
 
   it('counts sign-ups per /64 and per /48 before the overall limit, so a flood cannot use the overall one up', async () => {
@@ -105,7 +111,11 @@ describe('per-address limits count an IPv6 client by its /64', function () {
     assert.equal(await signIn(gateway, home, email, PASSWORD), 200, 'the owner signs in from home');
     // Guesses from everywhere, each from a network of its own: no per-address limit trips.
     for (let i = 0; i < 5; i++)
-      assert.equal(await signIn(gateway, addressIn(network64()), email, `a wrong guess ${i}`), 401, `guess ${i}`);
+      assert.equal(
+        await signIn(gateway, addressIn(network64()), email, `a wrong guess ${i}`),
+        401,
+        `guess ${i}`,
+      );
     // Past the ceiling a new address is refused before its password is checked: the right one
     // too, so a guess there tells nothing.
     const refused = await post(gateway, '/api/auth/sign-in', addressIn(network64()), {

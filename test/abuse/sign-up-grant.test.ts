@@ -77,9 +77,9 @@ describe('the sign-up grant', function () {
     });
     assert.equal(call.status, 402);
     assert.equal(((await call.json()) as { code: string }).code, 'INSUFFICIENT_CREDITS');
-    const { rows } = await (await testStack()).db.pool.query(`SELECT 1 FROM "ToolCall" WHERE "userId" = $1`, [
-      user.id,
-    ]);
+    const { rows } = await (
+      await testStack()
+    ).db.pool.query(`SELECT 1 FROM "ToolCall" WHERE "userId" = $1`, [user.id]);
     assert.equal(rows.length, 0);
   });
 

@@ -144,7 +144,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
     },
-    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT'],
     handler: async ({ params, headers }, req, res) => {
       const closed = new AbortController();
       res.on('close', () => closed.abort());
