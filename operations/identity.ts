@@ -22,7 +22,8 @@ import {
   selectUserByEmail,
 } from '../core/identity/store';
 import { SIGN_IN_LOCKOUT_MIN_MS } from '../core/config/config';
-import { clientBucket, clientNetwork } from '../core/net/client-address';
+import { addressBucket } from '../core/net/address-bucket';
+import { addressNetwork } from '../core/net/client-address';
 import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
@@ -63,7 +64,7 @@ type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
   const { config, db } = deps;
   const memory = createKeyMemory(hub);
-  // Every per-address limit counts a client as clientBucket does: an IPv4 address, an IPv6 /64.
+  // Every per-address limit counts a client as addressBucket does: an IPv4 address, an IPv6 /64.
   // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
   // one client guessing at one account is locked out, with a backoff, while the owner signing in
   // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
@@ -165,8 +166,8 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
   return {
     async signUp(input: { email: string; password: string }, clientAddress: string): Promise<UserDto> {
       if (!config.ALLOW_SIGN_UP) throw new AppError('FORBIDDEN', 'Sign-up is disabled.');
-      await consumeOrThrow(signUpByIp, clientBucket(clientAddress), TOO_MANY_SIGN_UPS);
-      const network = clientNetwork(clientAddress);
+      await consumeOrThrow(signUpByIp, addressBucket(clientAddress), TOO_MANY_SIGN_UPS);
+      const network = addressNetwork(clientAddress);
       if (network) await consumeOrThrow(signUpByNetwork, network, TOO_MANY_SIGN_UPS);
       try {
         await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
@@ -190,7 +191,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       input: { email: string; password: string },
       clientAddress: string,
     ): Promise<{ user: UserDto; token: string; maxAgeSeconds: number }> {
-      const address = clientBucket(clientAddress);
+      const address = addressBucket(clientAddress);
       // Hashed: a key fits the table's varchar(255) whatever the email, and no email is stored there.
       const pairKey = hashToken(`${input.email}\n${address}`);
       const accountKey = hashToken(input.email);

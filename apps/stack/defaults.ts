@@ -1,4 +1,4 @@
-import { isLoopback } from '../../core/net/client-address';
+import { isLoopbackHost } from '../../core/net/client-address';
 
 /**
  * What `npm start` sets unless the environment says otherwise (whatever is set wins): one person
@@ -21,8 +21,6 @@ export function embeddedDefaults(options: { host: string; filesDir: string }): R
     // Listening on loopback, every client is this machine, one person: a per-address limit guards
     // nothing there, and a newcomer's eleventh account in an hour (a quick start run again) must
     // not be refused. Listening wider, the service's own limit holds.
-    ...(options.host === 'localhost' || isLoopback(options.host)
-      ? { SIGN_UP_RATE_LIMIT_PER_HOUR: '1000' }
-      : {}),
+    ...(isLoopbackHost(options.host) ? { SIGN_UP_RATE_LIMIT_PER_HOUR: '1000' } : {}),
   };
 }
