@@ -90,7 +90,7 @@ describe('per-address limits count an IPv6 client by its /64', function () {
     const flooding = network64(site);
     const statuses = [];
     for (let i = 0; i < 10; i++) statuses.push(await signUp(gateway, addressIn(flooding)));
-    assert.deepEqual(statuses, [201, 201, ...Array<number>(8).fill(429)], 'the /64 holds two a hour');
+    assert.deepEqual(statuses, [201, 201, ...Array<number>(8).fill(429)], 'the /64 holds two an hour');
     // The site's other /64s share its /48's four.
     const neighbour = network64(site);
     assert.deepEqual(

@@ -17,7 +17,8 @@ describe('npm start: sign-ups on this machine (the real process tree)', function
 
   it('signs a newcomer up as often as they run the quick start, each account with credits for the tools', async () => {
     settings = await stackSettings();
-    stack = await startReady(settings);
+    // A first start builds the workflow bundle, which takes minutes on a loaded machine.
+    stack = await startReady(settings, 'start', 600_000);
     const url = settings.url;
     const statuses: number[] = [];
     let last = '';
