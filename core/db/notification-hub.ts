@@ -12,13 +12,7 @@ import type { Logger } from '../logging/logger';
  * that a gateway has just started, for the workers' first attempts (core/tools/calls.ts).
  */
 export type Channel =
-  | 'run_events'
-  | 'api_keys'
-  | 'run_cancels'
-  | 'tool_calls'
-  | 'sessions'
-  | 'oauth_grants'
-  | 'tool_offers';
+  'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'oauth_grants' | 'tool_offers';
 /** Subscribed under this id, a wake is called for every notification on its channel, with its payload. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { killTree, removeSettings, stackSettings, startReady, type Stack, type StackSettings } from './support';
+import {
+  killTree,
+  removeSettings,
+  stackSettings,
+  startReady,
+  type Stack,
+  type StackSettings,
+} from './support';
 
 const PASSWORD = 'correct horse battery staple';
 

@@ -84,9 +84,7 @@ describe('ai_image_2 providers', () => {
     assert.equal(first.output.provider, 'local-preview');
     const stored = a.storage.objects.get(firstImage());
     assert.ok(stored);
-    assert.ok(
-      stored.body.equals(b.storage.objects.get(firstImage())?.body ?? Buffer.alloc(0)),
-    );
+    assert.ok(stored.body.equals(b.storage.objects.get(firstImage())?.body ?? Buffer.alloc(0)));
     const meta = await sharp(stored.body).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['png', 768, 432]);
     const other = context({ IMAGE_PROVIDER: 'local-preview' });

@@ -98,7 +98,11 @@ export function sessionGuard(ops: Operations): RequestHandler {
 export function consoleGuard(ops: Operations, limits: readonly UserLimit[]): RequestHandler {
   return async (req, res, next) => {
     if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req.headers, req.protocol, req.get('host'));
-    const { caller, rateLimit } = await ops.identity.authenticateSessionCall(sessionToken(req), limits, 'console');
+    const { caller, rateLimit } = await ops.identity.authenticateSessionCall(
+      sessionToken(req),
+      limits,
+      'console',
+    );
     setRateLimitHeaders(res, rateLimit);
     setAuth(req, caller);
     next();
