@@ -52,13 +52,13 @@ const TOO_MANY_SIGN_UPS = 'Too many sign-ups; retry later.';
 const HASHER_BUSY_RETRY_SECONDS = 1;
 
 type UserDto = ReturnType<typeof toUserDto>;
+type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
 /** What a session is looked up by: its token's hash; 401 without a token. */
 function sessionTokenHash(token: string | undefined): string {
   if (!token) throw new UnauthorizedError('Sign in first.');
   return hashToken(token);
 }
-type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
 /** Accounts, sessions and API keys. */
 export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
