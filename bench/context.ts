@@ -46,6 +46,7 @@ export async function openBench(
     // One user drives the whole load: its per-user caps are raised as an operator would.
     MAX_ACTIVE_RUNS_PER_USER: '100000000',
     MAX_ACTIVE_TOOL_CALLS_PER_USER: '100000000',
+    MAX_OPEN_STREAMS_PER_USER: '100000000',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',
     ALLOW_INSECURE_WEBHOOKS: 'true',
     STORAGE_LOCAL_DIR: storageDir,

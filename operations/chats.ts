@@ -22,6 +22,7 @@ import { page } from '../core/schemas/common';
 import { refreshFileUrls } from '../core/storage/signing';
 import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
+import { heldOpen, type Streams } from './streams';
 import { wakeUps } from './wake-ups';
 
 export interface Page<T> {
@@ -50,6 +51,7 @@ export interface ChatResource {
 export function createChatsOperations(
   deps: OperationDeps,
   runs: Pick<RunsOperations, 'cancelActiveRunOfChat'>,
+  streams: Streams,
 ) {
   const { pool } = deps.db;
 
@@ -101,28 +103,40 @@ export function createChatsOperations(
     },
 
     /**
-     * The chat's resource now, and again each time it changed, until `signal` aborts. Every change
-     * of what it shows (a message, the title, the star) changes the chat's row (a message its
-     * `lastMessageId`, and each its `updatedAt`), so between changes a watch costs one read of that
-     * row every WATCH_INTERVAL_MS, and the messages are read only when it changed (and every
-     * STREAM_HEARTBEAT_INTERVAL, as insurance). A chat deleted meanwhile ends the watch with
-     * CHAT_NOT_FOUND.
+     * The chat's resource now, and again each time it changed, until `signal` aborts (see
+     * watchChat). One of the caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past
+     * them; a 401 when the credential it was opened with ends).
      */
-    async *watchChat(caller: Caller, chatId: string, signal: AbortSignal): AsyncGenerator<ChatResource> {
-      const wakes = wakeUps(signal);
-      let chat = await findChat(caller, chatId);
-      while (!signal.aborted) {
-        yield await resourceOf(chat);
-        // The whole row, not `updatedAt` alone: two changes that began in one millisecond share it.
-        const seen = JSON.stringify(toChatDto(chat));
-        const readAgainAt = Date.now() + deps.config.STREAM_HEARTBEAT_INTERVAL;
-        do {
-          if (!(await wakes.wait(WATCH_INTERVAL_MS))) return;
-          chat = await findChat(caller, chatId);
-        } while (JSON.stringify(toChatDto(chat)) === seen && Date.now() < readAgainAt);
-      }
+    watchChat(caller: Caller, chatId: string, signal: AbortSignal): AsyncGenerator<ChatResource> {
+      return heldOpen(streams, caller, signal, (held) => watchChat(caller, chatId, held));
     },
   };
+
+  /**
+   * Every change of what a chat's resource shows (a message, the title, the star) changes the
+   * chat's row (a message its `lastMessageId`, and each its `updatedAt`), so between changes a
+   * watch costs one read of that row every WATCH_INTERVAL_MS, and the messages are read only when
+   * it changed (and every STREAM_HEARTBEAT_INTERVAL, as insurance). A chat deleted meanwhile ends
+   * the watch with CHAT_NOT_FOUND.
+   */
+  async function* watchChat(
+    caller: Caller,
+    chatId: string,
+    signal: AbortSignal,
+  ): AsyncGenerator<ChatResource> {
+    const wakes = wakeUps(signal);
+    let chat = await findChat(caller, chatId);
+    while (!signal.aborted) {
+      yield await resourceOf(chat);
+      // The whole row, not `updatedAt` alone: two changes that began in one millisecond share it.
+      const seen = JSON.stringify(toChatDto(chat));
+      const readAgainAt = Date.now() + deps.config.STREAM_HEARTBEAT_INTERVAL;
+      do {
+        if (!(await wakes.wait(WATCH_INTERVAL_MS))) return;
+        chat = await findChat(caller, chatId);
+      } while (JSON.stringify(toChatDto(chat)) === seen && Date.now() < readAgainAt);
+    }
+  }
 
   async function resourceOf(chat: ChatRow): Promise<ChatResource> {
     const latest = await messagesOf(chat, { limit: RESOURCE_MESSAGES, order: 'desc' });

@@ -16,8 +16,11 @@ import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';
 import { activeLimit } from './limits';
 
-/** What every tool call can be refused for: the user's balance, and the user's calls running. */
-const ADMISSION_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS', 'ACTIVE_LIMIT'];
+/**
+ * What every tool call can be refused for: the user's balance, the user's calls running, and the
+ * user's storage, which its output would take past MAX_STORED_BYTES_PER_USER.
+ */
+const ADMISSION_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS', 'ACTIVE_LIMIT', 'LIMIT_REACHED'];
 
 /** The errors each tool can answer besides the common ones: the document lists them. */
 export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {

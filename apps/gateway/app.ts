@@ -4,7 +4,7 @@ import { createMcpRouter } from '../mcp/router';
 import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
-import { apiKeyGuard, sessionGuard } from './middleware/auth';
+import { apiKeyGuard, consoleGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
 import { registerChatsRoutes } from './routes/chats';
@@ -44,8 +44,9 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   const ops = createOperations(deps);
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: (keyLimits, options) => [apiKeyGuard(ops, [ops.limits.api, ...keyLimits], options)],
+    apiKey: (limits, options) => [apiKeyGuard(ops, [ops.limits.api, ...limits], options)],
     session: [sessionGuard(ops)],
+    console: (limits) => [consoleGuard(ops, [ops.limits.api, ...limits])],
     none: [],
   });
   registerHealthRoutes(routes, ops);
@@ -57,7 +58,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerToolsRoutes(routes, ops);
   registerWebhooksRoutes(routes, ops);
   registerDocsRoutes(routes, deps.config);
-  routes.mirrorForSession([sessionGuard(ops, 'console')]);
+  routes.mirrorForSession();
   routes.methodNotAllowed();
   // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
   // Ahead of the REST routes: every path of its is its own, and an assistant's every call would

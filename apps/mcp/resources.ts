@@ -64,11 +64,16 @@ export function registerResources(
 ): void {
   const { ops, caller } = ctx;
 
-  /** A resource the caller cannot see is the spec's not-found error. */
+  /**
+   * A resource the caller cannot see is the spec's not-found error; a refusal of ours (a cap
+   * reached, a credential revoked meanwhile) names its code, as a tool's error does.
+   */
   function asResourceError(err: unknown, uri: string): unknown {
     const appError = toAppError(err);
-    return appError.status === 404
-      ? new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code })
+    if (appError.status === 404)
+      return new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code });
+    return appError.status < 500
+      ? new McpError(ErrorCode.InvalidRequest, appError.message, { uri, code: appError.code })
       : err;
   }
 

@@ -5,12 +5,12 @@ import { OAUTH_SCOPES } from '../../core/auth/scopes';
 import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
 import type { Logger } from '../../core/logging/logger';
-import type { KeyLimit } from '../../operations/limits';
-import type { Operations } from '../../operations';
+import type { UserLimit } from '../../operations/limits';
+import type { Caller, Operations } from '../../operations';
 import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
 import { currentAuth, setAuth } from '../gateway/http/auth-context';
 import { jsonBody } from '../gateway/http/route-table';
-import { bearerCaller, bearerToken } from '../gateway/middleware/auth';
+import { bearerCaller, bearerToken, setRateLimitHeaders } from '../gateway/middleware/auth';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
 import { scopesNeeded } from './scopes';
@@ -20,7 +20,7 @@ export const MCP_PATH = '/mcp';
 /** RFC 9728: the metadata of the resource at /mcp is at this path with the resource's path appended. */
 const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-/** A tools/call of send_message also counts against the key's send limit, as REST sends do. */
+/** A tools/call of send_message also counts against the user's send limit, as REST sends do. */
 function isSend(body: unknown): boolean {
   const message = body as { method?: unknown; params?: { name?: unknown } } | null;
   return message?.method === 'tools/call' && message.params?.name === 'send_message';
@@ -150,12 +150,15 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
    * so the client can ask the user for it.
    */
   const authenticate: RequestHandler = async (req, res, next) => {
-    const limits: KeyLimit[] = isSend(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
+    const limits: UserLimit[] = isSend(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
     try {
       const token = bearerToken(req);
-      const caller = token?.startsWith(OAUTH_ACCESS_PREFIX)
-        ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
-        : await bearerCaller(ops, req, res, limits, 'mcp');
+      let caller: Caller;
+      if (token?.startsWith(OAUTH_ACCESS_PREFIX)) {
+        const checked = await ops.oauth.authenticateAccessToken(token, limits, 'mcp');
+        setRateLimitHeaders(res, checked.rateLimit);
+        caller = checked.caller;
+      } else caller = await bearerCaller(ops, req, res, limits, 'mcp');
       requireScopes(caller, scopesNeeded(req.body));
       setAuth(req, caller);
     } catch (err) {

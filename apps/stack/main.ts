@@ -30,6 +30,7 @@ import { portProblem } from '../../core/process/ports';
 import { BACKGROUND_NICE, backgroundNiceSetting } from '../../core/process/priority';
 import { reasonOf } from '../../core/process/reason';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { embeddedDefaults } from './defaults';
 import { lockDataFolder } from './lock';
 
 /**
@@ -385,14 +386,7 @@ async function main(): Promise<void> {
   if (problems.length) throw new Error(`cannot start:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
   const env: NodeJS.ProcessEnv = {
-    HOST: gatewayHost,
-    ALLOW_SIGN_UP: 'true',
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-    ALLOW_PRIVATE_NETWORK_URLS: 'true',
-    MODEL_PROVIDER: 'local',
-    IMAGE_PROVIDER: 'local-preview',
-    STORAGE_DRIVER: 'local',
-    STORAGE_LOCAL_DIR: path.join(dataDir, 'files'),
+    ...embeddedDefaults({ host: gatewayHost, filesDir: path.join(dataDir, 'files') }),
     ...process.env,
     APP_SECRET: process.env.APP_SECRET ?? (await appSecret(dataDir)),
   };

@@ -212,16 +212,24 @@ export const configSchema = z
     SEND_RATE_LIMIT_PER_MINUTE: positiveInt(60),
     API_RATE_LIMIT_PER_MINUTE: positiveInt(1200),
     /**
-     * Failed sign-ins per client address, and per (account, address), in 15 minutes; past it the
-     * pair is locked out for 15 minutes, doubling with each lockout up to SIGN_IN_LOCKOUT_MAX.
+     * Failed sign-ins per client address (an IPv6 /64), and per (account, address), in 15 minutes;
+     * past it the pair is locked out for 15 minutes, doubling with each lockout up to
+     * SIGN_IN_LOCKOUT_MAX.
      */
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
     /** The longest a doubled lockout lasts; shorter than the first lockout (15m) it would undo the limit. */
     SIGN_IN_LOCKOUT_MAX: duration('24h').refine((ms) => ms >= SIGN_IN_LOCKOUT_MIN_MS, {
       message: 'must be at least 15m, the first lockout',
     }),
-    /** Sign-up attempts (taken emails included) per client address in an hour. */
+    /**
+     * Failed sign-ins to one account in an hour from addresses it has not signed in from in the
+     * last 30 days, whatever those addresses; past it they are refused (docs/security.md).
+     */
+    SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR: positiveInt(50),
+    /** Sign-up attempts (taken emails included) per client address (an IPv6 /64) in an hour. */
     SIGN_UP_RATE_LIMIT_PER_HOUR: positiveInt(10),
+    /** Sign-up attempts per IPv6 /48 in an hour: a site's many /64s share it. */
+    SIGN_UP_RATE_LIMIT_PER_NETWORK_PER_HOUR: positiveInt(30),
     /** Sign-up attempts over all clients in an hour: bounds a spread-out enumeration. */
     SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR: positiveInt(1000),
     /** Argon2 hashes run at once per gateway (19 MiB each) ... */
@@ -247,8 +255,22 @@ export const configSchema = z
      * call past it answers 429 ACTIVE_LIMIT; a run's call waits (retried) for a slot.
      */
     MAX_ACTIVE_TOOL_CALLS_PER_USER: positiveInt(4),
-    /** A new account's starting credit balance (decimal); 0 leaves new accounts unable to call tools. */
-    CREDIT_GRANT_ON_SIGN_UP: price('100'),
+    /**
+     * A new account's starting credit balance (decimal). None by default: free credits given to
+     * anyone who signs up can be farmed with throwaway accounts (docs/security.md, "Sign-up
+     * grant"). `npm start` sets 100, so the quick start's tool calls are paid for.
+     */
+    CREDIT_GRANT_ON_SIGN_UP: price('0'),
+    /**
+     * Bytes one user may keep in storage, uploads and tool outputs together; past it an upload or a
+     * tool's output is refused (422 LIMIT_REACHED) and nothing is stored.
+     */
+    MAX_STORED_BYTES_PER_USER: positiveInt(1024 * 1024 * 1024),
+    /**
+     * Live run streams, wait_for_run and resources/subscribe one user may hold open at once, over
+     * every gateway; past it, 429 ACTIVE_LIMIT.
+     */
+    MAX_OPEN_STREAMS_PER_USER: positiveInt(20),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**

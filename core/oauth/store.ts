@@ -344,3 +344,13 @@ export async function sweepOAuth(
   );
   return { codes, grants, clients };
 }
+
+/** Whether the grant still works: not revoked, its client and user not deleted. */
+export async function grantIsLive(pool: Pool, grantId: string): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'oauth-grant-live',
+    text: `SELECT 1 FROM "OAuthGrant" WHERE id = $1 AND "revokedAt" IS NULL`,
+    values: [grantId],
+  });
+  return rowCount === 1;
+}

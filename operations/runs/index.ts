@@ -7,7 +7,7 @@ import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
-import { credentialOf, openRunStream, type OpenStreamInput } from './events';
+import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
 import { weakEtag } from '../../core/hashing/canonical';
@@ -18,6 +18,7 @@ import { watchRun } from './watch';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
+import { heldOpen, type Streams } from '../streams';
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
@@ -34,7 +35,7 @@ export interface SendTurnInput {
 }
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
-export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
+export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, streams: Streams) {
   const polls = createPollMemory(hub);
   // A start into a chat whose previous execution is still closing waits for that first, so it is
   // paced apart: a client chaining turns in its chat does not decide for sends into other chats.
@@ -53,12 +54,12 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
     if (runId && earlier) return { ...earlier, runId, status: 'queued' };
-    const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
+    const uploads: PreparedAttachment[] = await putObjects(deps, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
       admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input, runId }, uploads);
     } catch (err) {
-      await discardObjects(deps.storage, uploads);
+      await discardObjects(deps, uploads);
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
@@ -115,18 +116,28 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
       return polls.unchanged({ userId: caller.userId, ...ids });
     },
 
-    /** The run each time it changes, until `signal` aborts (see watchRun); not the caller's: a 404. */
+    /**
+     * The run each time it changes, until `signal` aborts (see watchRun); not the caller's: a 404.
+     * One of the caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past them; a 401
+     * when the credential it was opened with ends).
+     */
     watchRun(
       caller: Caller,
       ids: Omit<RunScope, 'userId'>,
       signal: AbortSignal,
     ): AsyncGenerator<RunSnapshot> {
-      return watchRun(deps, hub, { userId: caller.userId, ...ids }, signal);
+      return heldOpen(streams, caller, signal, (held) =>
+        watchRun(deps, hub, { userId: caller.userId, ...ids }, held),
+      );
     },
 
-    /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
-    streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
-      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, credentialOf(deps, caller));
+    /**
+     * The run's live stream (see openRunStream); a run that is not the caller's is a 404. One of the
+     * caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past them).
+     */
+    async streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
+      const wait = await streams.open(caller, input.signal);
+      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, wait);
     },
 
     /**

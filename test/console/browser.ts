@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { ActivityDeps } from '../../activities/deps';
+import { embeddedDefaults } from '../../apps/stack/defaults';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
 import type { TestUser } from '../../testkit/users';
@@ -83,13 +84,15 @@ export async function startConsoleStack(
   options: { worker?: boolean; deps?: Partial<ActivityDeps>; port?: number; publicBaseUrl?: string } = {},
 ): Promise<ConsoleStack> {
   const port = options.port ?? (await freePort());
+  // As `npm start` serves the console: the local model and image provider, the sign-up grant, no
+  // per-address sign-up limit on this machine.
   const config = (await testStack()).config({
+    ...embeddedDefaults({
+      host: '127.0.0.1',
+      filesDir: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
+    }),
     TEMPORAL_TASK_QUEUE: `console-${randomUUID()}`,
-    MODEL_PROVIDER: 'local',
-    IMAGE_PROVIDER: 'local-preview',
     PUBLIC_BASE_URL: options.publicBaseUrl ?? `http://127.0.0.1:${port}`,
-    STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
-    SIGN_UP_RATE_LIMIT_PER_HOUR: '1000',
   });
   const worker = options.worker === false ? undefined : await startWorker({ config, deps: options.deps });
   const gateway = await startGateway({ config, port });

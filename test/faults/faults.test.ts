@@ -529,7 +529,7 @@ describe('faults (real processes)', function () {
           `${JSON.stringify(parallel)}\n${a.process.output().slice(-3000)}`,
         );
 
-        // The limit is 8 sends a minute per key, counted in the database: the race above used 8.
+        // The limit is 8 sends a minute per user, counted in the database: the race above used 8.
         const over = await Promise.all([
           send(a.url, account, { text: 'one more' }),
           send(b.url, account, { text: 'and one more' }),

@@ -234,9 +234,11 @@ export function appEnv(infra: Infra, extra: Record<string, string> = {}): Record
     ALLOW_INSECURE_WEBHOOKS: 'true',
     SEND_RATE_LIMIT_PER_MINUTE: '100000',
     API_RATE_LIMIT_PER_MINUTE: '100000',
-    // One account drives the whole load: its per-user caps are raised, as an operator would.
+    // One account drives the whole load: its per-user caps are raised, and its tools paid for, as
+    // an operator would.
     MAX_ACTIVE_RUNS_PER_USER: '100000',
     MAX_ACTIVE_TOOL_CALLS_PER_USER: '100000',
+    CREDIT_GRANT_ON_SIGN_UP: '1000000',
     ...extra,
   };
 }

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { embeddedDefaults } from '../../apps/stack/defaults';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
@@ -49,8 +50,9 @@ async function runQuickStart(
 
 /**
  * The README's quick start, run against a live stack as `npm start` configures it (open sign-up,
- * the local model and image provider): sign-up to a plan-mode turn approved and COMPLETE; and,
- * against gateways that refuse or never run the turn, a script that stops and says why.
+ * the local model and image provider, the sign-up grant): sign-up to a plan-mode turn approved
+ * and COMPLETE; and, against gateways that refuse or never run the turn, a script that stops and
+ * says why.
  */
 describe('the README quick start', function () {
   this.timeout(180_000);
@@ -59,14 +61,13 @@ describe('the README quick start', function () {
   let dir: string;
 
   before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'quickstart-'));
     const config = (await testStack()).config({
+      ...embeddedDefaults({ host: '127.0.0.1', filesDir: path.join(dir, 'files') }),
       TEMPORAL_TASK_QUEUE: `readme-${randomUUID()}`,
-      MODEL_PROVIDER: 'local',
-      IMAGE_PROVIDER: 'local-preview',
     });
     worker = await startWorker({ config });
     gateway = await startGateway({ config });
-    dir = await mkdtemp(path.join(os.tmpdir(), 'quickstart-'));
   });
   after(async () => {
     await gateway.close();

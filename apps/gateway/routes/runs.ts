@@ -33,7 +33,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     auth: 'apiKey',
     request: { headers: idempotencyHeadersSchema, body: completionBodySchema },
     multipartBody: completionFormSchema,
-    keyLimits: [ops.limits.send],
+    limits: [ops.limits.send],
     before: [receiveFiles({ multipartOnly: false })],
     responses: {
       202: {
@@ -56,7 +56,14 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         },
       },
     },
-    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'ATTACHMENT_NOT_FOUND', 'RUN_ACTIVE', 'ACTIVE_LIMIT'],
+    errors: [
+      ...IDEMPOTENCY_ERRORS,
+      'CHAT_NOT_FOUND',
+      'ATTACHMENT_NOT_FOUND',
+      'RUN_ACTIVE',
+      'ACTIVE_LIMIT',
+      'LIMIT_REACHED',
+    ],
     handler: async ({ body, headers }, req) =>
       replayable(
         202,
@@ -137,7 +144,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
     },
-    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT'],
     handler: async ({ params, headers }, req, res) => {
       const closed = new AbortController();
       res.on('close', () => closed.abort());

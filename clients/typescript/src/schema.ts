@@ -3511,7 +3511,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_KEY_REUSED */
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3730,7 +3730,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_KEY_REUSED */
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3912,17 +3912,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: RATE_LIMITED */
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
       429: {
         headers: {
           /** @description Seconds until a request may succeed again. */
           'retry-after': string;
-          /** @description Requests allowed in the window of the counter that refused. */
-          'ratelimit-limit': string;
-          /** @description Requests left in that window: 0. */
-          'ratelimit-remaining': string;
-          /** @description Seconds until that window resets. */
-          'ratelimit-reset': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4250,7 +4250,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_KEY_REUSED, MEDIA_UNAVAILABLE */
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED, MEDIA_UNAVAILABLE */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4395,7 +4395,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_KEY_REUSED, MEDIA_UNAVAILABLE */
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED, MEDIA_UNAVAILABLE */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4540,7 +4540,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_KEY_REUSED, MEDIA_UNAVAILABLE */
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED, MEDIA_UNAVAILABLE */
       422: {
         headers: {
           [name: string]: unknown;
