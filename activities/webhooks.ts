@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout } from 'node:timers/promises';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isDatabaseUnavailable } from '../core/db/client';
@@ -7,23 +6,16 @@ import { permanentFailure } from '../core/errors/failures';
 import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
-import { SpanKind } from '@opentelemetry/api';
-import { serviceTracer, traceHeaders } from '../core/telemetry/tracing';
+import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
 import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
 import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { recordEvent, type RecordedDelivery } from '../core/webhooks/store';
+import { recordEvent } from '../core/webhooks/store';
 import { recordRunEvent } from '../core/runs/store';
-import { STARTER_FIRST_POST_BUDGET_MS } from '../workflows/activity-options';
-import {
-  reportFirstAttemptFailed,
-  startDeliveries,
-  starterOf,
-  type FirstAttempts,
-} from '../workflows/client';
+import { startDeliveries, starterOf } from '../workflows/client';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -55,8 +47,8 @@ function describeFailure(err: unknown): string {
 }
 
 /**
- * What one attempt needs of its caller: its number as Temporal counts them (1 outside an activity),
- * the signal that abandons it, and a way to wait between tries of a statement.
+ * What one attempt needs of its activity: its number as Temporal counts them, the signal that
+ * abandons it, and a way to wait between tries of a statement.
  */
 interface AttemptContext {
   attempt: number;
@@ -86,8 +78,9 @@ async function untilReachable<T>(ctx: AttemptContext, statement: () => Promise<T
 /**
  * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery and
  * anything else throws AttemptFailedError. An attempt is numbered after the series' earlier ones:
- * those its workflow counted, and any the log holds that it could not know of (a first attempt
- * whose starter's report never reached it).
+ * those its workflow counted, and any the log holds that it could not know of (a first attempt, a
+ * local activity, whose worker died after its POST and before its workflow task completed: the
+ * attempt that runs again in its place is logged as the next).
  */
 function attemptOf(deps: ActivityDeps) {
   const { pool } = deps.db;
@@ -214,54 +207,6 @@ function attemptOf(deps: ActivityDeps) {
     );
     if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
     return 'DELIVERED';
-  };
-}
-
-/** The span of a first attempt its starter posts, in the trace of the event it announces. */
-export const FIRST_ATTEMPT_SPAN = 'FirstAttempt:deliverWebhook';
-
-/**
- * The worker's FirstAttempts: each attempt runs on its own, within STARTER_FIRST_POST_BUDGET_MS and
- * no longer than a stopping worker's grace (`stopping`), which waits for it (settled). A failed
- * POST wakes the delivery's workflow for the second attempt; an attempt that ends any other way
- * (abandoned, PostgreSQL gone) leaves the delivery to that workflow's takeover, which finds out
- * from its row whether it was delivered.
- */
-export function createFirstAttempts(deps: ActivityDeps): FirstAttempts {
-  const attempt = attemptOf(deps);
-  const starter = starterOf(deps);
-  async function post(delivery: RecordedDelivery): Promise<void> {
-    const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(STARTER_FIRST_POST_BUDGET_MS)]);
-    const ctx: AttemptContext = { attempt: 1, signal, sleep: (ms) => setTimeout(ms, undefined, { signal }) };
-    try {
-      await attempt({ deliveryId: delivery.deliveryId, series: delivery.series }, ctx);
-    } catch (err) {
-      if (!(err instanceof AttemptFailedError)) throw err;
-      await reportFirstAttemptFailed(starter, delivery);
-    }
-  }
-  // Its own span in the trace of the step that recorded the event, where the receiver's joins.
-  const traced = (delivery: RecordedDelivery) =>
-    serviceTracer().startActiveSpan(FIRST_ATTEMPT_SPAN, { kind: SpanKind.CLIENT }, (span) =>
-      post(delivery).finally(() => span.end()),
-    );
-  const inFlight = new Set<Promise<void>>();
-  return {
-    post(delivery) {
-      const running: Promise<void> = traced(delivery)
-        .catch((err: unknown) =>
-          deps.logger.warn(
-            { deliveryId: delivery.deliveryId, err: describeFailure(err) },
-            'first attempt left to its delivery workflow',
-          ),
-        )
-        .finally(() => inFlight.delete(running));
-      inFlight.add(running);
-    },
-    async settled() {
-      // An attempt may be posted while earlier ones are awaited (a step finishing during a stop).
-      while (inFlight.size) await Promise.all(inFlight);
-    },
   };
 }
 

@@ -7,11 +7,10 @@ import { isFailureType } from '../core/errors/failures';
 import { toolResultSchema, type ToolResult } from '../core/schemas/events';
 import type { Config } from '../core/config/config';
 import type { NotificationHub } from '../core/db/notification-hub';
-import { offerToolCall, readToolCall, selectToolAllowance, toolOfferPayload } from '../core/tools/calls';
+import { readToolCall, selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import type { RunToolInput } from '../core/tools/types';
-import { startToolCall, starterOf, wakeToolCall } from '../workflows/client';
-import { runsAsLocalActivity } from '../workflows/tool-call.contract';
+import { startToolCall, starterOf } from '../workflows/client';
 import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';
 import { activeLimit } from './limits';
@@ -100,6 +99,7 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
     // and is not charged again.
     const toolCallId = keyed ? keyedId('callTool', caller.userId, keyed) : randomUUID();
     addLogContext({ toolCallId });
+    const call: RunToolInput = { toolCallId, toolName: name, input, userId: caller.userId, via: caller.via };
     // Listening before the start, so the success cannot be recorded before anyone listens.
     const success = succeeded(toolCallId);
     const longPoll = new AbortController();
@@ -108,31 +108,7 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
       timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
     });
     try {
-      const starter = starterOf(deps);
-      const call: RunToolInput = {
-        toolCallId,
-        toolName: name,
-        input,
-        userId: caller.userId,
-        via: caller.via,
-      };
-      // A quick tool is offered to its queue's workers once its workflow has started (with a head
-      // start, workflows/client.ts), so the call runs before that workflow's first task would run
-      // it; the workflow's attempt then finds its result (activities/tools.ts createToolFirstAttempts).
-      const offered = { ...call, offered: true as const };
-      const offer = runsAsLocalActivity(name)
-        ? toolOfferPayload({ taskQueue: starter.taskQueue, call: offered })
-        : undefined;
-      const handle = await startToolCall(starter, offer ? offered : call);
-      if (offer) {
-        // An offer that could not be sent wakes the workflow, which then runs the call at once.
-        offerToolCall(deps.db.pool, offer)
-          .catch(async (err: unknown) => {
-            deps.logger.warn({ err }, 'tool call offer failed');
-            await wakeToolCall(starter, offered);
-          })
-          .catch((err: unknown) => deps.logger.warn({ err }, 'tool call workflow not woken'));
-      }
+      const handle = await startToolCall(starterOf(deps), call);
       const outcome = await Promise.race([
         deps.temporal.connection.withAbortSignal(longPoll.signal, () => handle.result()),
         success.result,
@@ -145,7 +121,7 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
       // Both answers are the row's result; parsed, its fields come in the documented order.
       return toolResultSchema.parse(outcome);
     } catch (err) {
-      throw toAppError(err, deps.config);
+      throw err instanceof WorkflowFailedError ? toAppError(err, deps.config) : err;
     } finally {
       clearTimeout(timer);
       success.stop();
@@ -183,8 +159,7 @@ async function refuseUnaffordable(deps: OperationDeps, userId: string, name: Too
     throw activeLimit('MAX_ACTIVE_TOOL_CALLS_PER_USER', max, 'tool calls');
 }
 
-function toAppError(err: unknown, config: Config): unknown {
-  if (!(err instanceof WorkflowFailedError)) return err;
+function toAppError(err: WorkflowFailedError, config: Config): AppError {
   let cause: unknown = err;
   while (cause instanceof Error) {
     // The failure the workflow ended with: a permanent one, or the last attempt's of a retried one.

@@ -9,13 +9,10 @@ import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../core/temporal/connection';
-import type { FirstAttempts } from '../workflows/client';
 import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
-  /** The first attempts the worker's steps post (the delivery tests post through them too). */
-  firstAttempts: FirstAttempts;
   /** The worker's own connection (through `temporalAddress` when given). */
   connection: NativeConnection;
   deps: ActivityDeps;
@@ -42,7 +39,7 @@ export async function startWorker(
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels', 'tool_offers'],
+    channels: ['run_cancels'],
   });
   const handoff = new AbortController();
   const deps: ActivityDeps = {
@@ -57,17 +54,16 @@ export async function startWorker(
     stopping: handoff.signal,
     ...options.deps,
   };
-  const { worker, firstAttempts, run } = await createWorker(deps, {
+  const worker = await createWorker(deps, {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     tracing: options.tracing,
     shutdownGraceMs: options.shutdownGraceMs,
   });
-  const running = run();
+  const running = worker.run();
   return {
     worker,
-    firstAttempts,
     connection,
     deps,
     async stop() {

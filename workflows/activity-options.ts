@@ -73,35 +73,6 @@ export const LOCAL_TOOL_CALL = {
 } as const satisfies LocalActivityOptions;
 
 /**
- * A direct call of such a tool runs first on a worker that heard the gateway's offer, outside any
- * workflow (activities/tools.ts createToolFirstAttempts), and its workflow's local activity waits
- * while it runs. The three bounds keep that wait inside the local activity's minute, so a slow first
- * attempt spends none of the call's retries (its head start, below, only delays the local activity,
- * so the wait is shorter still): an offer is taken within OFFER_FRESH_MS of being sent
- * (5 s: a worker's pool may wait that long for a connection), runs within its budget (40 s, far past
- * a crop's few seconds), and the local activity waits no longer than both with a margin (50 s), then
- * runs the call itself, whatever holds it (a frozen worker's connection PostgreSQL has not yet
- * noticed is gone), leaving it 10 s of its minute.
- */
-export const OFFER_FRESH_MS = 5_000;
-/**
- * How long an offered call's execution waits before its first task (a start delay), unless woken:
- * past a crop's usual tens of ms, so the task's activation does not take the worker's CPU from the
- * first attempt (3 to 5 ms off a crop on 2 cores; README, crop). A call that no first attempt
- * settles wakes its execution (workflows/client.ts wakeToolCall); the wait is paid whole only when
- * no one can: no worker heard the offer, the worker that took it died, or the wake itself failed.
- */
-export const FIRST_ATTEMPT_HEAD_START_MS = 1_000;
-/**
- * A worker that declines an offer (its slots full, or stopping) wakes the call's workflow only if,
- * this long after, no other worker holds the call or has opened its row: every worker hears every
- * offer, and the one that took it holds it within a few ms.
- */
-export const DECLINED_WAKE_AFTER_MS = 100;
-export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 40_000;
-export const FIRST_ATTEMPT_WAIT_MS = OFFER_FRESH_MS + TOOL_FIRST_ATTEMPT_BUDGET_MS + 5_000;
-
-/**
  * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run
  * as local activities (no task-queue round trip, no history events of their own beyond a marker)
  * and are retried until PostgreSQL answers; the run cannot end without them.
@@ -141,21 +112,6 @@ export const WEBHOOK_FIRST_POST = {
   startToCloseTimeout: WEBHOOK_POST.startToCloseTimeout,
   retry: { maximumAttempts: 1 },
 } as const satisfies LocalActivityOptions;
-
-/**
- * A first attempt posted by the worker step that recorded its event (workflows/client.ts
- * FirstAttempts), outside any workflow: the 10 s POST and the attempt's two statements, which may
- * wait out a brief PostgreSQL outage within this. Aborted at its end, its outcome unknown.
- */
-export const STARTER_FIRST_POST_BUDGET_MS = 15_000;
-
-/**
- * When the delivery workflow of such an attempt takes over if the attempt did not report a
- * failure: past the attempt's budget, with room for a busy event loop, so the two never post at
- * once. It then finds the delivery settled, or (its starter died, or lost Temporal) posts the first
- * attempt itself: the latest a worker's crash delays an event by.
- */
-export const WEBHOOK_TAKEOVER_DELAY_MS = 20_000;
 
 /** How long a v6 delivery waits after its failed first attempt: the spec's first 1 s. */
 export const WEBHOOK_SECOND_ATTEMPT_AFTER = WEBHOOK_POST.retry.initialInterval;

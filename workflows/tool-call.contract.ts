@@ -1,4 +1,3 @@
-import { defineSignal } from '@temporalio/workflow';
 import type { ToolResult } from '../core/schemas/events';
 import type { RunToolInput } from '../core/tools/types';
 
@@ -23,9 +22,3 @@ export function runsAsLocalActivity(toolName: string): boolean {
 
 /** Marks executions whose runTool records tool.completed with the call's success (no emit step). */
 export const TOOL_OUTBOX_PATCH = 'tool-outbox';
-
-/**
- * An offered call's first attempt will not settle it (workflows/client.ts wakeToolCall): the
- * execution starts now rather than after its head start, and runs the call as it would have.
- */
-export const firstAttemptEndedSignal = defineSignal('firstAttemptEnded');

@@ -4,7 +4,6 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
-  setHandler,
 } from '@temporalio/workflow';
 import type { ToolsActivities } from '../activities/tools';
 import type { WebhooksActivities } from '../activities/webhooks';
@@ -12,7 +11,6 @@ import { BOOKKEEPING, LOCAL_TOOL_CALL, TOOL_CALL } from './activity-options';
 import { userSafeFailure } from './failures';
 import { v4OrLater, WORKFLOWS_V3 } from './versions';
 import {
-  firstAttemptEndedSignal,
   TOOL_OUTBOX_PATCH,
   runsAsLocalActivity,
   type ToolCallInput,
@@ -27,9 +25,6 @@ const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(B
 
 /** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
-  // The signal only starts the execution early (a signal-with-start cuts its delay short); its
-  // handler says it was expected, and the call runs the same either way.
-  setHandler(firstAttemptEndedSignal, () => undefined);
   const v4 = v4OrLater();
   const outboxed = v4 || patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
   const runner = v4 && runsAsLocalActivity(input.toolName) ? localTools : tools;

@@ -23,10 +23,6 @@ import { patched } from '@temporalio/workflow';
  *   plain turn is one workflow task; a delivery's first attempt is a local activity in the
  *   delivery's first workflow task, and only a failed first attempt schedules the rest as an
  *   activity with the spec's retries (WEBHOOK_FIRST_POST, WEBHOOK_RETRY).
- * - no marker: a delivery started by a worker's step has its first attempt posted by that step
- *   (`firstAttemptByStarter` in its input, which a replay reads as the first run did), and its
- *   workflow takes over after a start delay or at once on firstAttemptFailedSignal (histories
- *   `v6-starter-*`).
  */
 export const WORKFLOWS_V3 = 'workflows-v3';
 export const WORKFLOWS_V4 = 'workflows-v4';

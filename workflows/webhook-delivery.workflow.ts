@@ -5,7 +5,6 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
-  setHandler,
   sleep,
   TemporalFailure,
 } from '@temporalio/workflow';
@@ -19,7 +18,6 @@ import {
 } from './activity-options';
 import {
   DELIVERY_FAILED_TYPE,
-  firstAttemptFailedSignal,
   type WebhookDeliveryInput,
   type WebhookDeliveryOutput,
 } from './webhook-delivery.contract';
@@ -38,7 +36,7 @@ const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
   try {
     if (!v6()) return await delivery.deliverWebhook(input);
-    return input.firstAttemptByStarter ? await afterStartersAttempt(input) : await attempts(input);
+    return await attempts(input);
   } catch (err) {
     // An attempt's failure: an activity's comes wrapped in an ActivityFailure, a local activity's
     // as it was thrown. A cancel between a v6 series' attempts stops it as a cancel of an attempt does.
@@ -66,23 +64,6 @@ async function attempts(input: WebhookDeliveryInput): Promise<WebhookDeliveryOut
   } catch (err) {
     if (isCancellation(err) || isPermanent(err)) throw err;
   }
-  await sleep(WEBHOOK_SECOND_ATTEMPT_AFTER);
-  return laterAttempts.deliverWebhook({ ...input, attemptsBefore: 1 });
-}
-
-/**
- * A series whose first attempt its starter posted. This execution runs when that attempt failed
- * (the signal comes in its first workflow task, so it is handled before the check below) or, with
- * no word from the starter, after its start delay: then the first attempt's row says whether it was
- * delivered, and if not this execution makes the attempt. The branch is taken on the input, which a
- * replay sees as the first run did, so it needs no patch marker.
- */
-async function afterStartersAttempt(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
-  let firstFailed = false;
-  setHandler(firstAttemptFailedSignal, () => {
-    firstFailed = true;
-  });
-  if (!firstFailed) return attempts(input);
   await sleep(WEBHOOK_SECOND_ATTEMPT_AFTER);
   return laterAttempts.deliverWebhook({ ...input, attemptsBefore: 1 });
 }

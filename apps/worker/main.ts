@@ -36,10 +36,10 @@ async function main(): Promise<void> {
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels', 'tool_offers'],
+    channels: ['run_cancels'],
   });
   const handoff = new AbortController();
-  const { worker, run } = await createWorker(
+  const worker = await createWorker(
     {
       config,
       db,
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     logger,
   });
   // Runs until shut down, then closes what it used: a stop ends when this does.
-  const finished = run().finally(async () => {
+  const finished = worker.run().finally(async () => {
     http.closeAllConnections();
     http.close();
     await connection.close();
@@ -80,8 +80,7 @@ async function main(): Promise<void> {
   });
   // A stop ends polling, then waits for the work in flight: an activity finishes within
   // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
-  // instead of after its heartbeat timeout; a local model step hands its run over (stopWorker); a
-  // delivery's first attempt finishes within the grace or is left to its workflow's takeover.
+  // instead of after its heartbeat timeout; a local model step hands its run over (stopWorker).
   onShutdown(async () => {
     if (worker.getState() === 'RUNNING') {
       logger.info({ graceMs: config.SHUTDOWN_GRACE }, 'worker stopping');

@@ -44,10 +44,11 @@ export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAtt
  *   short burst every task hand-off waits ~50 ms for it. A cluster spreads that limit over
  *   hundreds of shards; one shard needs it raised.
  * - Eager activity execution hands an activity to the worker that scheduled it in the reply to its
- *   workflow task, skipping a trip through the task queue.
+ *   workflow task, skipping a trip through the task queue; eager workflow start hands a workflow's
+ *   first task to the worker that started it (a webhook delivery) in the start's answer.
  * - The search attributes are read from the server's cache, as a cluster's are. The CLI makes
  *   every read of them go to the database (so that one created at run time shows at once): that
- *   cost a turn, whose start, status upserts and patch marker each read them, 18 cluster-metadata
+ *   cost a turn, whose start and status upserts each read them, 18 cluster-metadata
  *   and 8 namespace reads of SQLite (counted from the server's `persistence_requests`). Every
  *   attribute ours uses is created by a flag before the server answers anything, so the cache
  *   never misses one.
@@ -61,6 +62,8 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
   'history.visibilityProcessorMaxPollRPS=2000',
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
+  '--dynamic-config-value',
+  'system.enableEagerWorkflowStart=true',
   '--dynamic-config-value',
   'system.forceSearchAttributesCacheRefreshOnRead=false',
 ] as const;

@@ -26,9 +26,14 @@ export function createTemporalClient(options: { address: string; namespace: stri
 /** A client on a worker's own connection (what a worker's activities start workflows with). */
 export interface WorkerTemporalClient {
   client: Client;
+  /**
+   * Workflows it starts may ask for an eager start: the server hands their first workflow task to
+   * this very worker in the start's answer, skipping the task queue's round trip.
+   */
+  eagerStart: true;
 }
 
-/** A client over the worker's NativeConnection: its activities' starts and signals need no second one. */
+/** A client over the worker's NativeConnection, so the workflows its activities start can start eagerly. */
 export function createWorkerTemporalClient(
   connection: ConnectionLike,
   namespace: string,
@@ -39,6 +44,7 @@ export function createWorkerTemporalClient(
       namespace,
       interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     }),
+    eagerStart: true,
   };
 }
 

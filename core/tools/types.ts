@@ -48,11 +48,6 @@ export interface RunToolInput {
    * before this field existed, record their run's (or `rest`).
    */
   via?: 'rest' | 'mcp' | 'console';
-  /**
-   * Set when the route offered the call to the workers' first attempts (activities/tools.ts) right
-   * after its start: the workflow's attempt then waits while a first attempt holds the call.
-   */
-  offered?: boolean;
 }
 
 /**

@@ -328,15 +328,6 @@ async function main(): Promise<void> {
         return lastDirectCall();
       },
     ],
-    [
-      // Its first attempt fails the crop for good (pixels past the image) and wakes the workflow,
-      // which answers the error before its head start is out.
-      'crop-call-woken',
-      async () => {
-        await call('POST', '/api/v1/tools/crop_image', { ...crop, x: 10_000 }).catch(() => undefined);
-        return lastDirectCall();
-      },
-    ],
     ['delivered', () => delivery(`${receiverUrl}/ok`, 'DELIVERED')],
     ['delivery-retried', () => delivery(hookUrl, 'DELIVERED')],
     ['delivery-gave-up', () => delivery(`${receiverUrl}/down`, 'FAILED')],
