@@ -140,6 +140,45 @@ export async function markToolCallFailed(
 }
 
 /**
+ * Ends a direct call its route gave up waiting for (its window passed, or the wait broke), in one
+ * statement, before the route answers: a RUNNING row becomes FAILED with `error` (a refund, by
+ * the trigger), and a call no attempt has opened yet is written FAILED, so that none opens it
+ * later. The success statement records only on a RUNNING row, so once this has run the call can no
+ * longer be charged or announced. A call that SUCCEEDED first is left as it is. Answers the call
+ * as its row now holds it.
+ */
+export async function abandonToolCall(
+  pool: Pool,
+  call: RunToolInput & { error: string; errorCode: string | null },
+): Promise<StoredToolCall | undefined> {
+  const { rows } = await pool.query<StoredToolCall>({
+    name: 'tool-call-abandon',
+    text: `WITH ended AS (
+             INSERT INTO "ToolCall" (id, "userId", "toolName", status, input, via, error, "errorCode", "finishedAt")
+             VALUES ($1, $2, $3, 'FAILED', $4::jsonb, COALESCE($5, 'rest'), $6, $7, now())
+             ON CONFLICT (id) DO UPDATE
+                SET status = 'FAILED', error = EXCLUDED.error, "errorCode" = EXCLUDED."errorCode", "finishedAt" = now()
+              WHERE "ToolCall".status = 'RUNNING'
+             RETURNING status, result, error, "errorCode")
+           SELECT status, result, error, "errorCode" FROM ended
+           UNION ALL
+           SELECT status, result, error, "errorCode" FROM "ToolCall"
+            WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ended)`,
+    values: [
+      call.toolCallId,
+      call.userId,
+      call.toolName,
+      JSON.stringify(call.input ?? {}),
+      call.via ?? null,
+      call.error,
+      call.errorCode,
+    ],
+  });
+  // Settled by another transaction in the instant this statement began: read as it is now.
+  return rows[0] ?? readToolCall(pool, call.toolCallId);
+}
+
+/**
  * RUNNING → SUCCEEDED with its result, its one charge (keyed by the call) and its tool.completed
  * event, in one statement: a call is charged, and announced, exactly when it succeeded, even if its
  * run is cancelled right after. Answers the result as the row holds it (every reader of the call

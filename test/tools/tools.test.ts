@@ -27,6 +27,7 @@ import {
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack, type TestStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
+import { waitFor } from '../support/wait';
 
 type Media = Awaited<ReturnType<typeof startMediaServer>>;
 type Prediction = Awaited<ReturnType<typeof startFakePredictionServer>>;
@@ -129,6 +130,12 @@ describe('tool routes', function () {
       }
     });
 
+    const charges = async (toolCallId: string) =>
+      (
+        await gateway.deps.db.pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`, [
+          toolCallId,
+        ])
+      ).rowCount;
     const workflowOf = (toolCallId: string | undefined) =>
       stack.temporal.client.workflow.getHandle(toolCallWorkflowId(toolCallId ?? ''));
 
@@ -183,6 +190,95 @@ describe('tool routes', function () {
       } finally {
         await heldGateway.close();
         await heldWorker.stop();
+      }
+    });
+
+    it('charges and announces nothing for a crop answered 504 TIMEOUT; its keyed retry is charged once', async () => {
+      const impatient = await startGateway({ config: { ...config, TOOL_ROUTE_TIMEOUT: 5_000 } });
+      // The first fetch of the image takes 7 s: the crop outlives the route's 5 s window.
+      const image = await quadrantImage(100, 80);
+      let fetches = 0;
+      const slow = createServer((_req, res) => {
+        fetches += 1;
+        const serve = () => {
+          if (!res.destroyed)
+            res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length }).end(image);
+        };
+        if (fetches === 1) setTimeout(serve, 7_000);
+        else serve();
+      });
+      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+      const who = await createTestUser();
+      try {
+        const hook = await fetch(`${impatient.url}/api/webhook-endpoints`, {
+          method: 'POST',
+          headers: { cookie: who.cookie, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['tool.completed'] }),
+        });
+        assert.equal(hook.status, 201);
+        const keyed = async () => {
+          const res = await fetch(`${impatient.url}/api/v1/tools/crop_image`, {
+            method: 'POST',
+            headers: { ...who.bearer, 'content-type': 'application/json', 'idempotency-key': 'slow-crop' },
+            body: JSON.stringify({
+              image_url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow.png`,
+              ...{ x: 0, y: 0, width: 10, height: 10 },
+            }),
+          });
+          return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+        };
+        const { pool } = gateway.deps.db;
+        const balance = async () =>
+          (
+            await pool.query<{ creditBalance: string }>(
+              `SELECT "creditBalance"::text AS "creditBalance" FROM "User" WHERE id = $1`,
+              [who.userId],
+            )
+          ).rows[0]?.creditBalance;
+        const before = await balance();
+
+        const timedOut = await keyed();
+        assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
+        assert.equal(timedOut.body.code, 'TIMEOUT');
+        const first = await latestCall(who);
+        // The crop has run to its end (its workflow closed) and its row is settled.
+        await workflowOf(first?.id)
+          .result()
+          .catch(() => undefined);
+        await waitFor(
+          async () => {
+            const { rows } = await pool.query<{ status: string }>(
+              `SELECT status FROM "ToolCall" WHERE id = $1`,
+              [first?.id],
+            );
+            return rows[0]?.status === 'RUNNING' ? undefined : rows[0];
+          },
+          { what: 'the timed-out call to settle' },
+        );
+        const announced = async () =>
+          (
+            await pool.query(
+              `SELECT d.payload FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+                WHERE e."userId" = $1 AND d.event = 'tool.completed'`,
+              [who.userId],
+            )
+          ).rowCount;
+        assert.equal((await latestCall(who))?.status, 'FAILED', 'the call answered 504 did not succeed');
+        assert.equal(await charges(first?.id ?? ''), 0, 'nor was it charged');
+        assert.equal(await balance(), before, 'its reservation was given back');
+        assert.equal(await announced(), 0, 'nor was it announced');
+
+        const retried = await keyed();
+        assert.equal(retried.status, 200, JSON.stringify(retried.body));
+        const { rows: ledger } = await pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "userId" = $1`, [
+          who.userId,
+        ]);
+        assert.equal(ledger.length, 1, 'the retry is the one call charged');
+        assert.equal(await announced(), 1, 'and the one announced');
+      } finally {
+        slow.closeAllConnections();
+        slow.close();
+        await impatient.close();
       }
     });
 
@@ -543,7 +639,7 @@ describe('tool routes', function () {
       assert.equal(res.body.code, 'PROVIDER_ERROR');
     });
 
-    it('answers 504 TIMEOUT past TOOL_ROUTE_TIMEOUT and cancels the provider job', async () => {
+    it('answers 504 TIMEOUT past TOOL_ROUTE_TIMEOUT, ends the call and cancels the provider job', async () => {
       const impatient = await startGateway({ config: { ...config, TOOL_ROUTE_TIMEOUT: 3_000 } });
       try {
         const started = Date.now();
@@ -560,7 +656,7 @@ describe('tool routes', function () {
         assert.ok(cancelled(), 'the provider job is cancelled');
         const call = await latestCall();
         assert.equal(call?.status, 'FAILED');
-        assert.equal(call?.error, 'The tool call was cancelled.');
+        assert.equal(call?.error, 'The tool did not finish in time.');
       } finally {
         await impatient.close();
       }
