@@ -11,7 +11,6 @@ import {
   finishRun,
   gateStep,
   openPlanWaitpoint,
-  runUserId,
   selectPlanReply,
   writeRunText,
   type FinishRunInput,
@@ -40,8 +39,8 @@ export interface AgentActivityDeps extends ActivityDeps {
 
 export type FinishInput = Omit<FinishRunInput, 'images' | 'waitpointStatus'> & {
   waitpointStatus?: FinishRunInput['waitpointStatus'];
-  /** The run's user, whose generated images a COMPLETE run attaches (v1 executions leave it out). */
-  userId?: string;
+  /** The run's user, whose generated images a COMPLETE run attaches. */
+  userId: string;
 };
 
 export function createAgentActivities(deps: AgentActivityDeps) {
@@ -81,9 +80,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   async function finish({ userId, ...input }: FinishInput) {
     let contentBlocks = input.contentBlocks;
     let images: FinishRunInput['images'] = [];
-    const owner = input.status === 'COMPLETE' ? (userId ?? (await runUserId(pool, input.runId))) : undefined;
-    if (owner) {
-      images = await generatedImages(owner, contentBlocks);
+    if (input.status === 'COMPLETE') {
+      images = await generatedImages(userId, contentBlocks);
       contentBlocks = [
         ...contentBlocks,
         ...images.map((i) => ({
@@ -209,7 +207,7 @@ export type AgentActivities = ReturnType<typeof createAgentActivities>;
  * (and once more at the end). An activity heartbeats throughout so Temporal's cancel reaches it;
  * `stop` ends the call too (a local activity's own cancel comes late, see agentStep).
  */
-export async function streamModelReply(
+async function streamModelReply(
   deps: AgentActivityDeps,
   input: {
     runId: string;
@@ -280,7 +278,7 @@ export async function streamModelReply(
 }
 
 /** The Temporal run id of the workflow execution this activity works for. */
-export function currentExecution(): string {
+function currentExecution(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw new Error('A run step only runs inside its workflow.');
   return runId;
@@ -299,7 +297,7 @@ function planOf(reply: ModelReply, step: number): Plan {
   };
 }
 
-export function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
+function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
   if (role === 'user') {
     return {
       role: 'user',

@@ -1,6 +1,5 @@
 import { modelToolSpecs } from '../core/tools/registry';
 import { createAgentActivities } from './agent';
-import { createAgentV1Activities } from './agent-v1';
 import type { ActivityDeps } from './deps';
 import { createToolsActivities } from './tools';
 import { createWebhooksActivities } from './webhooks';
@@ -12,7 +11,6 @@ export function createActivities(deps: ActivityDeps) {
   const agentDeps = { ...deps, toolSpecs: modelToolSpecs() };
   return {
     ...createAgentActivities(agentDeps),
-    ...createAgentV1Activities(agentDeps),
     ...createToolsActivities(deps),
     ...createWebhooksActivities(deps),
   };

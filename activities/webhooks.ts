@@ -8,14 +8,11 @@ import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
 import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
-import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
+import type { WebhookEvent } from '../core/schemas/events';
 import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
 import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { recordEvent } from '../core/webhooks/store';
-import { recordRunEvent } from '../core/runs/store';
-import { startDeliveries, starterOf } from '../workflows/client';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -28,11 +25,6 @@ const DATABASE_RETRY_MS = 500;
 const RESPONSE_MAX_BYTES = 1024 * 1024;
 /** How much of a receiver's answer the attempt log keeps. */
 const RESPONSE_LOG_BYTES = 4 * 1024;
-
-export interface EmitWebhookEventResult {
-  /** Every delivery this call recorded; empty when none was new or no endpoint subscribes. */
-  deliveryIds: string[];
-}
 
 type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 
@@ -212,30 +204,14 @@ function attemptOf(deps: ActivityDeps) {
 
 export function createWebhooksActivities(deps: ActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
   const attempt = attemptOf(deps);
 
   return {
     /**
-     * Announces an event in a step of its own, as v1 executions (and the v1 tool-call workflow) do;
-     * today the statement that changes a run or a tool call records its event itself, so for them
-     * this finds it recorded and does nothing. A run's event is taken from its row, so a v1 turn
-     * whose ending a cancel decided otherwise cannot announce the ending it expected.
-     */
-    async emitWebhookEvent(input: EmitWebhookEventInput): Promise<EmitWebhookEventResult> {
-      const deliveries =
-        input.event === 'tool.completed'
-          ? await recordEvent(pool, input)
-          : await recordRunEvent(pool, { runId: input.data.runId, event: input.event });
-      await startDeliveries(starter, deliveries);
-      return { deliveryIds: deliveries.map((d) => d.deliveryId) };
-    },
-
-    /**
      * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery
      * and anything else throws so the workflow's retry policy schedules the next attempt. As an
      * activity it heartbeats throughout, so a worker that dies mid-attempt is noticed in seconds;
-     * as a local activity (a v6 series' first attempt) its workflow task's timeout does that.
+     * as a local activity (a series' first attempt) its workflow task's timeout does that.
      */
     async deliverWebhook(input: WebhookDeliveryInput): Promise<DeliverWebhookResult> {
       const ctx = Context.current();

@@ -23,10 +23,9 @@ export const MODEL_STEP = {
 } as const satisfies ActivityOptions;
 
 /**
- * A model step of a v6 execution, as a local activity: it runs inside the workflow task that asked
- * for it, so a plain turn costs Temporal one workflow task and no activity task, the one trip that
- * was left between a turn and its floor (bench, cpu row). What that gives up: while the step runs
- * its workflow task stays open, and the worker keeps it alive every 8 s (80 % of the 10 s task
+ * A model step, as a local activity: it runs inside the workflow task that asked for it, so a plain
+ * turn costs Temporal one workflow task and no activity task. What that gives up: while the step
+ * runs its workflow task stays open, and the worker keeps it alive every 8 s (80 % of the 10 s task
  * timeout), so a Temporal cancel, a signal or a query reaches the workflow at the step's end or at
  * the next of those beats. A cancel reaches the step sooner another way: the statement recording it
  * notifies the worker, which stops the model call at once (activities/agent.ts). A worker that dies
@@ -60,12 +59,15 @@ export const TOOL_CALL = {
 } as const satisfies ActivityOptions;
 
 /**
- * A tool call that runs on the worker's own CPU in moments (crop_image, with sharp: ~30 ms for a
- * 3-megapixel JPEG, a few seconds for the largest input), as a local activity: no trip through the
- * task queue and no history events beyond one marker, which took ~25 ms off a blocking crop (bench).
- * A local activity cannot heartbeat and holds its workflow task while it runs, so a cancel or query
- * reaches the workflow only when it ends; that is why only work this short runs this way. A worker
- * that dies mid-call is noticed when its workflow task times out (10 s). TOOL_CALL's retries.
+ * A tool call that runs on the worker's own CPU in moments (crop_image, with sharp: a few seconds
+ * for the largest input), as a local activity: no trip through the task queue and no history
+ * events beyond one marker. A local activity cannot heartbeat and holds its workflow task while it
+ * runs, so a cancel or query reaches the workflow only when it ends; that is why only work this
+ * short runs this way. A worker that dies or freezes mid-call is noticed when its workflow task
+ * times out (10 s), and another worker runs the call again from its start (the call's row takes one
+ * success, so it is charged once). The minute bounds one attempt: the image's fetch (FETCH_TIMEOUT,
+ * 30 s) and the crop, with nothing waited for before them, so a slow or stopped attempt spends one
+ * of TOOL_CALL's retries at most.
  */
 export const LOCAL_TOOL_CALL = {
   startToCloseTimeout: '1 minute',
@@ -83,29 +85,21 @@ export const RUN_BOOKKEEPING = {
 } as const satisfies LocalActivityOptions;
 
 /**
- * One webhook POST. The spec's schedule: 4 attempts in all, waiting 1 s, 5 s, then 15 s
- * (1 × 5 = 5, 5 × 5 capped at 15); each attempt has a 10 s HTTP deadline. The 60 s around it is
- * for our own database: an attempt waits out a PostgreSQL restart (seconds) instead of spending
- * one of the receiver's attempts on it (found by the chaos suite, issue 18). The attempt
+ * One webhook POST as an activity task, with the spec's 10 s HTTP deadline inside it. The 60 s
+ * around it is for our own database: an attempt waits out a PostgreSQL restart (seconds) instead of
+ * spending one of the receiver's attempts on it (found by the chaos suite, issue 18). The attempt
  * heartbeats every second, so a worker killed mid-attempt is retried after 5 s, not 60.
  */
-export const WEBHOOK_POST = {
+const WEBHOOK_POST = {
   startToCloseTimeout: '60 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 5,
-    maximumInterval: '15 seconds',
-    maximumAttempts: 4,
-  },
 } as const satisfies ActivityOptions;
 
 /**
- * A v6 delivery's first attempt, as a local activity in the delivery's first workflow task, which
- * the worker that recorded the event gets with the start's answer (an eager start): a delivered
- * event costs Temporal one workflow task and no activity task, and reaches its receiver a trip
- * sooner (bench, e2e row). One attempt only, with WEBHOOK_POST's time (the spec's 10 s per attempt
- * inside it): a failed one is followed by WEBHOOK_RETRY's activity, so a receiver that is down never
+ * A delivery's first attempt, as a local activity in the delivery's first workflow task, which the
+ * worker that recorded the event gets with the start's answer (an eager start): a delivered event
+ * costs Temporal one workflow task and no activity task. One attempt only, with WEBHOOK_POST's
+ * time: a failed one is followed by WEBHOOK_RETRY's activity, so a receiver that is down never
  * holds a workflow task open while its series waits out the schedule.
  */
 export const WEBHOOK_FIRST_POST = {
@@ -113,21 +107,20 @@ export const WEBHOOK_FIRST_POST = {
   retry: { maximumAttempts: 1 },
 } as const satisfies LocalActivityOptions;
 
-/** How long a v6 delivery waits after its failed first attempt: the spec's first 1 s. */
-export const WEBHOOK_SECOND_ATTEMPT_AFTER = WEBHOOK_POST.retry.initialInterval;
+/** The spec's first wait, after a failed first attempt: 1 s (a timer). */
+export const WEBHOOK_SECOND_ATTEMPT_AFTER = '1 second';
 
 /**
- * Attempts 2 to 4 of a v6 delivery, one activity, started WEBHOOK_SECOND_ATTEMPT_AFTER the first:
- * the rest of WEBHOOK_POST's schedule, 5 s then 15 s apart (5 × 3 = 15), with its timeouts and
- * heartbeats.
+ * Attempts 2 to 4, one activity with the rest of the spec's schedule (4 attempts in all, waiting
+ * 1 s, 5 s, then 15 s): 5 s, then 15 s apart (5 × 3 = 15).
  */
 export const WEBHOOK_RETRY = {
   ...WEBHOOK_POST,
   retry: {
     initialInterval: '5 seconds',
     backoffCoefficient: 3,
-    maximumInterval: WEBHOOK_POST.retry.maximumInterval,
-    maximumAttempts: WEBHOOK_POST.retry.maximumAttempts - 1,
+    maximumInterval: '15 seconds',
+    maximumAttempts: 3,
   },
 } as const satisfies ActivityOptions;
 

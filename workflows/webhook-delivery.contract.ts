@@ -6,8 +6,8 @@ export interface WebhookDeliveryInput {
   /** 1 for the first delivery, +1 per redelivery; attempts are numbered within a series. */
   series: number;
   /**
-   * Attempts of the series made before this activity's (a v6 series' first is a local activity of
-   * its own): its attempts are numbered after them. None when absent.
+   * Attempts of the series made before this activity's (the first is a local activity of its own):
+   * its attempts are numbered after them. None when absent.
    */
   attemptsBefore?: number;
 }
@@ -17,8 +17,8 @@ export interface WebhookDeliveryInput {
  * already, or a newer series has replaced this one.
  */
 export type DeliverWebhookResult = 'DELIVERED' | 'SKIPPED';
-/** A series that gave up fails with DELIVERY_FAILED_TYPE ('FAILED' was the older executions' result). */
-export type WebhookDeliveryOutput = DeliverWebhookResult | 'FAILED';
+/** A series that gave up fails with DELIVERY_FAILED_TYPE. */
+export type WebhookDeliveryOutput = DeliverWebhookResult;
 
 /** The failure type of a delivery series that gave up: `ExecutionStatus = 'Failed'` finds them. */
 export const DELIVERY_FAILED_TYPE = 'WEBHOOK_DELIVERY_FAILED';

@@ -12,7 +12,6 @@ import type { WebhooksActivities } from '../activities/webhooks';
 import {
   BOOKKEEPING,
   WEBHOOK_FIRST_POST,
-  WEBHOOK_POST,
   WEBHOOK_RETRY,
   WEBHOOK_SECOND_ATTEMPT_AFTER,
 } from './activity-options';
@@ -21,9 +20,7 @@ import {
   type WebhookDeliveryInput,
   type WebhookDeliveryOutput,
 } from './webhook-delivery.contract';
-import { v3OrLater, v6 } from './versions';
 
-const delivery = proxyActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_POST);
 const firstAttempt = proxyLocalActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_FIRST_POST);
 const laterAttempts = proxyActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_RETRY);
 const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed'>>(BOOKKEEPING);
@@ -35,16 +32,13 @@ const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
   try {
-    if (!v6()) return await delivery.deliverWebhook(input);
     return await attempts(input);
   } catch (err) {
     // An attempt's failure: an activity's comes wrapped in an ActivityFailure, a local activity's
-    // as it was thrown. A cancel between a v6 series' attempts stops it as a cancel of an attempt does.
+    // as it was thrown. A cancel between the attempts stops the series as a cancel of an attempt does.
     if (!(err instanceof TemporalFailure)) throw err;
     // Once the attempts are spent the delivery must say so, even if this workflow is being cancelled.
     await CancellationScope.nonCancellable(() => bookkeeping.markDeliveryFailed(input));
-    // Executions from before the change completed with 'FAILED', and still do when replayed.
-    if (!v3OrLater()) return 'FAILED';
     throw ApplicationFailure.create({
       type: DELIVERY_FAILED_TYPE,
       message: (err instanceof ActivityFailure ? err.cause?.message : err.message) || 'Every attempt failed.',
@@ -54,7 +48,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
 }
 
 /**
- * A v6 series: the first attempt in this workflow task, the others (the spec's 1 s, 5 s and 15 s
+ * The series: the first attempt in this workflow task, the others (the spec's 1 s, 5 s and 15 s
  * later) as one activity with its retries. A refusal no attempt can change (a deleted endpoint)
  * and a cancel end the series at once.
  */

@@ -159,7 +159,7 @@ export const configSchema = z
     WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: integer().pipe(z.number().min(2)).default(200),
     /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
-    /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
+    /** Activities (tool calls, webhook retries, model steps a stopping worker handed off) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
     WORKER_WORKFLOW_TASK_POLLERS: integer().pipe(z.number().min(2)).default(10),

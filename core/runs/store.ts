@@ -146,22 +146,6 @@ export async function stopRequested(pool: Pool, runId: string): Promise<boolean>
   return rows[0]?.stop ?? true;
 }
 
-/** The run's user, or undefined when the run does not exist. */
-export async function runUserId(pool: Pool, runId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ userId: string }>(`SELECT "userId" FROM "Run" WHERE id = $1`, [runId]);
-  return rows[0]?.userId;
-}
-
-/** The chat up to and including this run's message, oldest first (v1 executions' own step). */
-export async function loadHistory(pool: Pool, runId: string): Promise<ChatHistory> {
-  const { rows } = await pool.query<ChatHistory[number]>({
-    name: 'run-history',
-    text: `SELECT m.role, m."contentBlocks" FROM (${HISTORY_ROWS}) m ORDER BY m."createdAt", m.id`,
-    values: [runId],
-  });
-  return rows;
-}
-
 /** The partial text the snapshot shows while the model streams. */
 export async function writeRunText(
   pool: Pool,
@@ -367,39 +351,6 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
   // Still active here means the row changed under us between the two statements; the caller retries.
   if (!['COMPLETE', 'FAILED', 'CANCELLED'].includes(row.status)) throw new Error('The run is still active.');
   return { status: row.status as TerminalStatus, error: row.error, endedNow: false, deliveries: [] };
-}
-
-/**
- * Records an agent event of a run from its row, when the row agrees with it (a terminal event only
- * once the run has ended that way). For v1 executions, which announced events in steps of their
- * own; today's statements record them with the change itself, so this is then a no-op.
- */
-export async function recordRunEvent(
-  pool: Pool,
-  input: { runId: string; event: 'agent.started' | 'agent.completed' | 'agent.failed' },
-): Promise<RecordedDelivery[]> {
-  const { rows } = await pool.query<{ userId: string; deliveries: DeliveryRow[] }>({
-    name: 'run-record-event',
-    text: `WITH run AS (
-             SELECT * FROM "Run"
-              WHERE id = $1 AND CASE $2 WHEN 'agent.started' THEN true
-                                        WHEN 'agent.completed' THEN status = 'COMPLETE'
-                                        ELSE status IN ('FAILED', 'CANCELLED') END
-           ), ${eventCte('recorded', {
-             from: 'run',
-             userId: 's."userId"',
-             event: '$2',
-             key: 's.id',
-             data: agentEventData(
-               `CASE WHEN $2 = 'agent.started' THEN 'QUEUED' ELSE s.status::text END`,
-               `CASE WHEN s.status = 'FAILED' THEN s.error END`,
-             ),
-           })}
-           SELECT run."userId", ${deliveriesColumn('recorded')} AS deliveries FROM run`,
-    values: [input.runId, input.event],
-  });
-  const row = rows[0];
-  return row ? toRecorded(row.userId, row.deliveries) : [];
 }
 
 export interface RunScope {

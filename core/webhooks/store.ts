@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { insertUnderCap } from '../db/caps';
 import { decodeCursor } from '../schemas/common';
 import type { DeliveryRow as DeliveryViewRow, EndpointRow } from '../schemas/webhooks';
-import type { EmitWebhookEventInput, WebhookEvent } from '../schemas/events';
+import type { WebhookEvent } from '../schemas/events';
 
 /** A delivery row written with an event, to be started once its statement has committed. */
 export interface RecordedDelivery {
@@ -65,21 +65,6 @@ export function toRecorded(userId: string, rows: readonly DeliveryRow[]): Record
     ...(chatId ? { chatId } : {}),
     ...(runId ? { runId } : {}),
   }));
-}
-
-/** Records one event on its own, for a caller that has no state change to join it to. */
-export async function recordEvent(
-  db: Pool | PoolClient,
-  input: EmitWebhookEventInput,
-): Promise<RecordedDelivery[]> {
-  const { rows } = await db.query<{ deliveries: DeliveryRow[] }>({
-    name: 'record-webhook-event',
-    text: `WITH src AS (SELECT $1::uuid AS "userId", $2::text AS event, $3::text AS key, $4::jsonb AS data),
-           ${eventCte('recorded', { from: 'src', userId: 's."userId"', event: 's.event', key: 's.key', data: 's.data' })}
-           SELECT ${deliveriesColumn('recorded')} AS deliveries`,
-    values: [input.userId, input.event, input.idempotencyKey, JSON.stringify(input.data)],
-  });
-  return toRecorded(input.userId, rows[0]?.deliveries ?? []);
 }
 
 /** A PENDING delivery this long without an attempt of its series had no workflow take it. */
