@@ -5,6 +5,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../core/logging/logger';
+import type { Transport } from '../core/schemas/common';
 import type { RecordedDelivery } from '../core/webhooks/store';
 import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from './agent.contract';
 import type { agentRunWorkflow } from './agent.workflow';
@@ -57,9 +58,6 @@ export function starterOf(deps: {
   };
 }
 
-/** The route that admitted a run. */
-export type RunVia = 'rest' | 'mcp' | 'console';
-
 /**
  * Starts the chat's workflow for one run; a chat has one running execution at a time. `via` goes
  * in its records only (search attribute, summary), not in its input.
@@ -67,7 +65,7 @@ export type RunVia = 'rest' | 'mcp' | 'console';
 export function startAgentRun(
   starter: Starter,
   input: AgentRunInput,
-  via: RunVia,
+  via: Transport,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRunWorkflow>> {
   return starter.client.workflow.start<typeof agentRunWorkflow>(AGENT_WORKFLOW_TYPE, {
     workflowId: agentWorkflowId(input.chatId),
