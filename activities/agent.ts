@@ -26,7 +26,6 @@ import {
   type AgentStepResult,
 } from '../workflows/agent.contract';
 import { refreshFileUrls } from '../core/storage/signing';
-import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
 /** Partial text reaches the snapshot at most this often, however fast the model streams. */
@@ -45,7 +44,6 @@ export type FinishInput = Omit<FinishRunInput, 'images' | 'waitpointStatus'> & {
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
 
   /**
    * Images the run's tools made become attachments of the assistant message. Tools store their
@@ -97,7 +95,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       images,
       waitpointStatus: input.waitpointStatus ?? 'CANCELLED',
     });
-    if (ended) await startDeliveries(starter, ended.deliveries);
+    if (ended) await deps.startDeliveries(ended.deliveries);
     return ended;
   }
 
@@ -110,7 +108,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     });
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
-    await startDeliveries(starter, gate.deliveries);
+    await deps.startDeliveries(gate.deliveries);
 
     // A retry of a step whose plan was already put to the approver goes on with that plan.
     const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));

@@ -5,14 +5,17 @@ import type { Logger } from '../core/logging/logger';
 import type { ModelProvider } from '../core/model/types';
 import type { GuardedHttp } from '../core/net/guarded-http';
 import type { ObjectStorage } from '../core/storage/storage';
-import type { WorkerTemporalClient } from '../core/temporal/connection';
+import type { RecordedDelivery } from '../core/webhooks/store';
 
 /** What the activities are built from, once per worker process; the worker supplies it. */
 export interface ActivityDeps {
   config: Config;
   db: Database;
-  /** Over the worker's own connection: the deliveries activities start begin on this worker (eagerly). */
-  temporal: WorkerTemporalClient;
+  /**
+   * Starts the delivery workflows of the events a committed statement recorded; the worker gives
+   * its own (operations/temporal.ts, over its own connection: each starts eagerly, on this worker).
+   */
+  startDeliveries(deliveries: readonly RecordedDelivery[]): Promise<void>;
   logger: Logger;
   storage: ObjectStorage;
   http: GuardedHttp;

@@ -15,7 +15,6 @@ import {
 import { runProvider } from '../core/tools/providers';
 import { isToolName, TOOLS, type ToolName } from '../core/tools/registry';
 import { stoppedByCaller, type ProviderProgress, type RunToolInput } from '../core/tools/types';
-import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
 /**
@@ -29,7 +28,6 @@ export type { RunToolInput } from '../core/tools/types';
 
 export function createToolsActivities(deps: ActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
 
   /**
    * Runs the provider and records the success: the result as the row holds it, or undefined when
@@ -78,7 +76,7 @@ export function createToolsActivities(deps: ActivityDeps) {
       result,
     });
     if (!recorded) return undefined;
-    await startDeliveries(starter, recorded.deliveries);
+    await deps.startDeliveries(recorded.deliveries);
     await faultPoint(deps.config, 'tool-recorded', { toolCallId: input.toolCallId });
     return recorded.result;
   };

@@ -10,7 +10,7 @@ import type { NotificationHub } from '../core/db/notification-hub';
 import { abandonToolCall, readToolCall, selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import type { RunToolInput } from '../core/tools/types';
-import { startToolCall, starterOf } from '../workflows/client';
+import { startToolCall, starterOf } from './temporal';
 import { toolCallWorkflowId } from '../workflows/tool-call.contract';
 import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';

@@ -9,10 +9,13 @@ import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../core/temporal/connection';
+import { startDeliveries, workerStarter, type Starter } from '../operations/temporal';
 import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
+  /** What its activities start deliveries with: its own client, eagerly. */
+  starter: Starter;
   /** The worker's own connection (through `temporalAddress` when given). */
   connection: NativeConnection;
   deps: ActivityDeps;
@@ -34,8 +37,12 @@ export async function startWorker(
   const config = options.config ?? stack.config();
   const address = options.temporalAddress ?? stack.temporalAddress;
   const connection = await NativeConnection.connect({ address });
-  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker-test' });
+  const starter = workerStarter(
+    createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE),
+    config,
+    logger,
+  );
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
@@ -45,7 +52,7 @@ export async function startWorker(
   const deps: ActivityDeps = {
     config,
     db: stack.db,
-    temporal,
+    startDeliveries: (deliveries) => startDeliveries(starter, deliveries),
     logger,
     notifications,
     storage: createStorage(config),
@@ -64,6 +71,7 @@ export async function startWorker(
   const running = worker.run();
   return {
     worker,
+    starter,
     connection,
     deps,
     async stop() {

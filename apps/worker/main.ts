@@ -13,6 +13,7 @@ import { createWorkerTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createModelProvider } from '../../core/model';
+import { startDeliveries, workerStarter } from '../../operations/temporal';
 import { startWorkerHttp } from './http';
 import { createWorker, stopWorker } from './worker';
 
@@ -32,7 +33,11 @@ async function main(): Promise<void> {
   });
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
+  const starter = workerStarter(
+    createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE),
+    config,
+    logger,
+  );
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
@@ -43,7 +48,7 @@ async function main(): Promise<void> {
     {
       config,
       db,
-      temporal,
+      startDeliveries: (deliveries) => startDeliveries(starter, deliveries),
       logger,
       storage: createStorage(config),
       http: createGuardedHttp(config),

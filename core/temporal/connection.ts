@@ -23,29 +23,16 @@ export function createTemporalClient(options: { address: string; namespace: stri
   };
 }
 
-/** A client on a worker's own connection (what a worker's activities start workflows with). */
-export interface WorkerTemporalClient {
-  client: Client;
-  /**
-   * Workflows it starts may ask for an eager start: the server hands their first workflow task to
-   * this very worker in the start's answer, skipping the task queue's round trip.
-   */
-  eagerStart: true;
-}
-
-/** A client over the worker's NativeConnection, so the workflows its activities start can start eagerly. */
-export function createWorkerTemporalClient(
-  connection: ConnectionLike,
-  namespace: string,
-): WorkerTemporalClient {
-  return {
-    client: new Client({
-      connection,
-      namespace,
-      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
-    }),
-    eagerStart: true,
-  };
+/**
+ * A client over the worker's NativeConnection: its activities' starts need no second connection,
+ * and the workflows they start can start eagerly (on this very worker).
+ */
+export function createWorkerTemporalClient(connection: ConnectionLike, namespace: string): Client {
+  return new Client({
+    connection,
+    namespace,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
 }
 
 /** True when the Temporal frontend answers within `timeoutMs`, over a client's or a worker's connection. */

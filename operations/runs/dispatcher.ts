@@ -1,6 +1,6 @@
 import { CANCELLED_MESSAGE, finishRun, markRunsChecked } from '../../core/runs/store';
 import { repeatEvery } from '../../core/process/loop';
-import { startDeliveries, starterOf } from '../../workflows/client';
+import { startDeliveries, starterOf } from '../temporal';
 import type { OperationDeps } from '../deps';
 import { startRun, type RunToStart } from './start';
 

@@ -19,7 +19,7 @@ import {
   runStateQuery,
 } from '../../workflows/agent.contract';
 import { repeatEvery } from '../../core/process/loop';
-import { startDeliveries, startDelivery, starterOf } from '../../workflows/client';
+import { startDeliveries, startDelivery, starterOf } from '../temporal';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
 import type { OperationDeps } from '../deps';
 

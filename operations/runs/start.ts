@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
 import type { Transport } from '../../core/schemas/common';
-import { runningExecutionOf, startAgentRun } from '../../workflows/client';
+import { runningExecutionOf, startAgentRun } from '../temporal';
 import type { OperationDeps } from '../deps';
 
 /** A start that has not answered by then leaves the run to the dispatcher. */

@@ -3,7 +3,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { Config } from '../../core/config/config';
 import type { AgentEventData } from '../../core/schemas/events';
-import { startDelivery, starterOf } from '../../workflows/client';
+import { startDelivery } from '../../operations/temporal';
 import {
   DELIVERY_FAILED_TYPE,
   webhookDeliveryWorkflowId,
@@ -68,7 +68,7 @@ describe('webhook delivery', function () {
     ): Promise<{ deliveryIds: string[]; starts: Awaited<ReturnType<typeof startDelivery>>[] }> {
       const { db } = await testStack();
       const deliveries = await recordEvent(db.pool, input);
-      const starts = await Promise.all(deliveries.map((d) => startDelivery(starterOf(on.deps), d)));
+      const starts = await Promise.all(deliveries.map((d) => startDelivery(on.starter, d)));
       const { rows } = await db.pool.query<{ id: string }>(
         `SELECT d.id FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
           WHERE e."userId" = $1 AND d.event = $2 AND d."idempotencyKey" = $3 ORDER BY d.id`,
@@ -171,7 +171,7 @@ describe('webhook delivery', function () {
       `wh:${endpoint.id}:${event.event}:${event.idempotencyKey}`,
       1,
     );
-    const workflow = () => worker.deps.temporal.client.workflow.getHandle(workflowId);
+    const workflow = () => worker.starter.client.workflow.getHandle(workflowId);
     const outcome = () => workflow().result() as Promise<WebhookDeliveryOutput>;
     return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]!, start: starts[0], workflow, outcome };
   }
@@ -257,7 +257,7 @@ describe('webhook delivery', function () {
     assert.deepEqual((await emitter.emitWebhookEvent(input)).starts, []);
     const envelopeId = `wh:${endpoint.id}:agent.completed:${input.idempotencyKey}`;
     assert.equal(
-      await worker.deps.temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(envelopeId, 1)).result(),
+      await worker.starter.client.workflow.getHandle(webhookDeliveryWorkflowId(envelopeId, 1)).result(),
       'DELIVERED',
     );
     assert.equal(r.requests.length, 1);

@@ -7,8 +7,8 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../core/logging/logger';
 import type { Transport } from '../core/schemas/common';
 import type { RecordedDelivery } from '../core/webhooks/store';
-import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from './agent.contract';
-import type { agentRunWorkflow } from './agent.workflow';
+import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from '../workflows/agent.contract';
+import type { agentRunWorkflow } from '../workflows/agent.workflow';
 import {
   chatIdSearchAttribute,
   runIdSearchAttribute,
@@ -18,20 +18,26 @@ import {
   userIdSearchAttribute,
   webhookEndpointIdSearchAttribute,
   webhookEventSearchAttribute,
-} from './search-attributes';
-import { TOOL_CALL_WORKFLOW_TYPE, toolCallWorkflowId, type ToolCallInput } from './tool-call.contract';
-import type { toolCallWorkflow } from './tool-call.workflow';
+} from '../workflows/search-attributes';
+import {
+  TOOL_CALL_WORKFLOW_TYPE,
+  toolCallWorkflowId,
+  type ToolCallInput,
+} from '../workflows/tool-call.contract';
+import type { toolCallWorkflow } from '../workflows/tool-call.workflow';
 import {
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
   webhookDeliveryWorkflowId,
   type WebhookDeliveryInput,
-} from './webhook-delivery.contract';
-import type { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+} from '../workflows/webhook-delivery.contract';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.workflow';
 
 /**
- * How the service starts its workflows: ids, task queue, search attributes and start options, in
- * one place. Starts are typed by the workflow function (a type-only import: the gateway never
- * loads workflow code), so a changed input fails to compile here.
+ * How the service starts and finds its workflows (Temporal client code: the operations call it,
+ * and the worker hands the activities their delivery starts from it): ids, task queue, search
+ * attributes and start options, in one place. Starts are typed by the workflow function (a
+ * type-only import: the gateway never loads workflow code), so a changed input fails to compile
+ * here.
  */
 export interface Starter {
   client: Client;
@@ -46,16 +52,23 @@ export interface Starter {
 
 /** The starter of a process whose deps hold its Temporal client, its config and its logger. */
 export function starterOf(deps: {
-  temporal: { client: Client; eagerStart?: boolean };
+  temporal: { client: Client };
   config: { TEMPORAL_TASK_QUEUE: string };
   logger: Logger;
 }): Starter & { logger: Logger } {
-  return {
-    client: deps.temporal.client,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    logger: deps.logger,
-    eagerStart: deps.temporal.eagerStart ?? false,
-  };
+  return { client: deps.temporal.client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, logger: deps.logger };
+}
+
+/**
+ * A worker's starter, over the client on the worker's own connection: the deliveries its
+ * activities start ask for an eager start (activities/deps.ts, startDeliveries).
+ */
+export function workerStarter(
+  client: Client,
+  config: { TEMPORAL_TASK_QUEUE: string },
+  logger: Logger,
+): Starter & { logger: Logger } {
+  return { client, taskQueue: config.TEMPORAL_TASK_QUEUE, logger, eagerStart: true };
 }
 
 /**
