@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isDatabaseUnavailable } from '../core/db/client';
@@ -8,11 +7,16 @@ import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
 import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
-import type { WebhookEvent } from '../core/schemas/events';
-import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
+import { serializeEnvelope } from '../core/webhooks/envelope';
 import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
+import {
+  insertAttempt,
+  markDelivered,
+  markDeliveryFailed,
+  selectDeliveryToAttempt,
+} from '../core/webhooks/store';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -25,8 +29,6 @@ const DATABASE_RETRY_MS = 500;
 const RESPONSE_MAX_BYTES = 1024 * 1024;
 /** How much of a receiver's answer the attempt log keeps. */
 const RESPONSE_LOG_BYTES = 4 * 1024;
-
-type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
 
 /** What the attempt log keeps of an answer: 4 KB of text, without the NULs PostgreSQL refuses. */
 function logExcerpt(body: Buffer): string {
@@ -80,31 +82,7 @@ function attemptOf(deps: ActivityDeps) {
     { deliveryId, series, attemptsBefore = 0 }: WebhookDeliveryInput,
     ctx: AttemptContext,
   ): Promise<DeliverWebhookResult> {
-    const { rows } = await untilReachable(ctx, () =>
-      pool.query<{
-        series: number;
-        status: DeliveryStatus;
-        event: WebhookEvent;
-        payload: WebhookEnvelope;
-        url: string;
-        secretEncrypted: string;
-        previousSecretEncrypted: string | null;
-        live: boolean;
-        userId: string;
-        made: number;
-      }>(
-        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
-                CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
-                  AS "previousSecretEncrypted",
-                e."isActive" AND e."deletedAt" IS NULL AS live,
-                (SELECT count(*)::int FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id AND a.series = d.series)
-                  AS made
-           FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
-          WHERE d.id = $1`,
-        [deliveryId],
-      ),
-    );
-    const row = rows[0];
+    const row = await untilReachable(ctx, () => selectDeliveryToAttempt(pool, deliveryId));
     // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
     if (!row || row.series !== series) return 'SKIPPED';
     if (row.status === 'DELIVERED') return 'DELIVERED';
@@ -161,28 +139,19 @@ function attemptOf(deps: ActivityDeps) {
     const durationMs = Math.round(performance.now() - started);
     if (statusCode !== null) await faultPoint(deps.config, 'webhook-answered', { deliveryId, statusCode });
 
-    // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
     await untilReachable(ctx, () =>
-      pool.query(
-        `INSERT INTO "WebhookAttempt"
-                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
-                 "signedContent", "requestHeaders")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
-        [
-          randomUUID(),
-          deliveryId,
-          series,
-          attemptNumber,
-          startedAt,
-          durationMs,
-          statusCode,
-          error,
-          responseBody,
-          signing.signed,
-          JSON.stringify(headers),
-        ],
-      ),
+      insertAttempt(pool, {
+        deliveryId,
+        series,
+        attempt: attemptNumber,
+        startedAt,
+        durationMs,
+        statusCode,
+        error,
+        responseBody,
+        signedContent: signing.signed,
+        requestHeaders: headers,
+      }),
     );
     deps.logger.info(
       { deliveryId, series, attempt: attemptNumber, statusCode, durationMs, error },
@@ -190,14 +159,8 @@ function attemptOf(deps: ActivityDeps) {
     );
     if (error !== null) throw new AttemptFailedError(error);
 
-    const delivered = await untilReachable(ctx, () =>
-      pool.query(
-        `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
-          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
-        [deliveryId, series],
-      ),
-    );
-    if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
+    const delivered = await untilReachable(ctx, () => markDelivered(pool, { deliveryId, series }));
+    if (delivered) webhookDeliveries.inc({ outcome: 'delivered' });
     return 'DELIVERED';
   };
 }
@@ -229,12 +192,8 @@ export function createWebhooksActivities(deps: ActivityDeps) {
 
     /** After the last attempt: PENDING → FAILED, unless a newer series has taken over. */
     async markDeliveryFailed({ deliveryId, series }: WebhookDeliveryInput): Promise<void> {
-      const failed = await pool.query(
-        `UPDATE "WebhookDelivery" SET status = 'FAILED', "updatedAt" = now()
-          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
-        [deliveryId, series],
-      );
-      if (failed.rowCount) webhookDeliveries.inc({ outcome: 'failed' });
+      if (await markDeliveryFailed(pool, { deliveryId, series }))
+        webhookDeliveries.inc({ outcome: 'failed' });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { ModelReply } from '../model/types';
+import type { Transport } from '../schemas/common';
 import type { ContentBlock, Plan } from '../schemas/runs';
 import {
   deliveriesColumn,
@@ -626,9 +627,70 @@ export async function listStaleRuns(pool: Pool, limit = 100): Promise<Unfinished
   return rows;
 }
 
+/** An admitted run no execution has taken yet, with what its workflow's start needs. */
+export interface QueuedRun {
+  runId: string;
+  chatId: string;
+  userId: string;
+  messageId: string;
+  assistantMessageId: string;
+  traceId: string;
+  planMode: boolean;
+  via: Transport;
+  /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
+  stopRequested: boolean;
+}
+
+/**
+ * QUEUED runs no execution has taken, admitted more than `graceSeconds` ago and not looked at in
+ * the last `recheckSeconds`, oldest first.
+ */
+export async function selectQueuedRuns(
+  pool: Pool,
+  input: { graceSeconds: number; recheckSeconds: number; limit: number },
+): Promise<QueuedRun[]> {
+  const { rows } = await pool.query<QueuedRun>({
+    name: 'runs-queued',
+    text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
+                  r."planMode", r.via, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+             FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+            WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
+              AND r."createdAt" < now() - make_interval(secs => $1)
+              AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $2))
+            ORDER BY r."createdAt"
+            LIMIT $3`,
+    values: [input.graceSeconds, input.recheckSeconds, input.limit],
+  });
+  return rows;
+}
+
 export async function markRunsChecked(pool: Pool, runIds: string[]): Promise<void> {
   if (runIds.length)
     await pool.query(`UPDATE "Run" SET "checkedAt" = now() WHERE id = ANY($1::uuid[])`, [runIds]);
+}
+
+/** One advisory lock for every process: a reconciler pass runs in one of them at a time. */
+const RECONCILER_LOCK = 72_707_370;
+
+/**
+ * Runs `pass` while this process holds the reconciler's lock (a session lock, on a connection held
+ * for the pass); null, without running it, when another process holds it.
+ */
+export async function underReconcilerLock<T>(pool: Pool, pass: () => Promise<T>): Promise<T | null> {
+  const lock = await pool.connect();
+  try {
+    const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+      RECONCILER_LOCK,
+    ]);
+    if (!rows[0]?.locked) return null;
+    try {
+      return await pass();
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
+    }
+  } finally {
+    lock.release();
+  }
 }
 
 /** A decision claimed this long ago whose workflow has not acted on it may have lost its signal. */

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import type { Database, Prisma } from '../db/client';
+import type { Database } from '../db/client';
 import type { ObjectStorage } from '../storage/storage';
 import type { ReceivedFile } from './receive';
+import { insertAttachments } from './store';
 
 /** An attachment whose bytes are stored and whose row is not written yet. */
 export interface PreparedAttachment {
@@ -59,20 +60,6 @@ export async function putObjects(
     throw failure.reason;
   }
   return prepared.map((p) => p.row);
-}
-
-/**
- * Step 2: writes the rows, inside the caller's transaction when it passes one, so attachments
- * appear together with the message (or chat) they belong to, or not at all.
- */
-export async function insertAttachments(
-  tx: Prisma.TransactionClient,
-  rows: readonly PreparedAttachment[],
-  links: AttachmentLinks = {},
-): Promise<void> {
-  await tx.attachment.createMany({
-    data: rows.map((row) => ({ ...row, chatId: links.chatId ?? null, messageId: links.messageId ?? null })),
-  });
 }
 
 /** On failure after step 1: removes the stored objects, so a failed request leaves nothing behind. */
