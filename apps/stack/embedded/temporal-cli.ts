@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { SearchAttributeType } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 
-const SCRIPTS = path.resolve(__dirname, '../../scripts');
+const SCRIPTS = path.resolve(__dirname, '../../../scripts');
 
 /**
  * The path printed by one of the tool scripts of scripts/, which finds a tool or builds it once;

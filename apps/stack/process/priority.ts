@@ -60,7 +60,7 @@ let autogroupChanges: Promise<unknown> = Promise.resolve();
  * Gives the session `pid` leads the weight of `nice`. Where autogroups apply (the kernel's
  * default, for processes outside a CPU cgroup of their own, as under `npm start` on this
  * machine), CPU is shared out between sessions first and by nice only inside one, so a child
- * started in a session of its own (core/process/child.ts) would otherwise compete at full weight
+ * started in a session of its own (apps/stack/process/child.ts) would otherwise compete at full weight
  * whatever its threads' nice. Resolves false only when the kernel kept refusing the change;
  * true once it is made, or when there is nothing to change: no autogroups, a process in
  * another's session, or one that has exited.

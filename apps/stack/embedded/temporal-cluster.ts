@@ -8,7 +8,7 @@ import type { SearchAttributeType } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { startChild, type Child } from '../process/child';
-import { reasonOf } from '../process/reason';
+import { reasonOf } from '../../../core/process/reason';
 import { resolveScriptTool } from './temporal-cli';
 
 /**
@@ -17,7 +17,7 @@ import { resolveScriptTool } from './temporal-cli';
  * the schema installed and upgraded by Temporal's SQL tool, and the UI server. Used by
  * `npm run start:cluster` (apps/cluster) and the cluster suite.
  */
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../../..');
 // Relative to ROOT, passed as --root: both servers join --root and --config as one relative path.
 export const TEMPORAL_CONFIG_DIR = 'deploy/temporal';
 export const TEMPORAL_UI_CONFIG_DIR = 'deploy/temporal-ui';
@@ -256,7 +256,7 @@ const ALREADY_EXISTS = 6;
 
 /**
  * Registers the namespace and the search attributes the service's workflows set (the dev server
- * gets the same list as flags, core/embedded/temporal-cli.ts), then waits until the frontend sees
+ * gets the same list as flags, apps/stack/embedded/temporal-cli.ts), then waits until the frontend sees
  * both: a new namespace reaches the frontend's cache within its refresh interval (~10 s).
  */
 export async function registerNamespace(

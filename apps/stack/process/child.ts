@@ -23,7 +23,7 @@ export interface ChildOptions {
   lifelineSignal: NodeJS.Signals;
   /** Copy its output to ours as it comes (default true); it is kept for error messages either way. */
   echo?: boolean;
-  /** Runs it below the supervisor's CPU priority, at this nice value (core/process/priority.ts). */
+  /** Runs it below the supervisor's CPU priority, at this nice value (apps/stack/process/priority.ts). */
   nice?: number;
 }
 
