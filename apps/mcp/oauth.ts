@@ -9,13 +9,12 @@ import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/share
 import { parse as parseCookie } from 'cookie';
 import express, { type Request, type Response, type Router } from 'express';
 import { OAUTH_SCOPES, SCOPE_DESCRIPTIONS } from '../../core/auth/scopes';
-import { sessionCookieName } from '../../core/auth/tokens';
-import { sessionCookie } from '../gateway/routes/identity';
+import { assertSameOrigin } from '../../core/auth/same-origin';
+import { sessionCookie, sessionCookieName } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
 import { credentialsSchema } from '../../core/schemas/identity';
 import type { Caller, Operations } from '../../operations';
 import { requestedScopes, type AuthorizationRequest } from '../../operations/oauth';
-import { assertSameOrigin } from '../gateway/middleware/auth';
 
 const FORM_LIMIT = '16kb';
 
@@ -211,7 +210,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL; resou
         'Email, password and the authorization to return to are required.',
       );
     const { token, maxAgeSeconds } = await ops.identity.signIn(credentials.data, req.ip ?? 'unknown');
-    res.setHeader('set-cookie', sessionCookie(req, token, maxAgeSeconds));
+    res.setHeader('set-cookie', sessionCookie(req.secure, token, maxAgeSeconds));
     res.redirect(303, next);
   });
 
