@@ -26,8 +26,8 @@ export interface WorkerOptions {
  * Modules of the workflow bundle shared by every execution of a worker (preloadModules). The SDK
  * evaluates a workflow's modules afresh for each execution, so that one's state cannot leak into
  * another's; OpenTelemetry's semantic conventions, thousands of constants that hold no state and
- * draw no random numbers, cost about 4 ms per execution that way, so they are evaluated once per
- * worker. Only modules like that may be listed: anything else could leak, or replay differently.
+ * draw no random numbers, cost milliseconds of CPU per execution that way, so they are evaluated
+ * once per worker. Only modules like that may be listed: anything else could leak, or replay differently.
  */
 const SHARED_WORKFLOW_MODULES = ['@opentelemetry/semantic-conventions'];
 /**

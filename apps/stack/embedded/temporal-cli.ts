@@ -41,15 +41,15 @@ export function searchAttributeFlags(keys: readonly SearchAttributeKey<SearchAtt
  * Server settings every dev server we start shares.
  * - The dev server runs one history shard, whose transfer-queue processor (which hands each new
  *   workflow or activity task to matching) polls at most 20 times a second by default: past a
- *   short burst every task hand-off waits ~50 ms for it. A cluster spreads that limit over
+ *   short burst every task hand-off waits for it. A cluster spreads that limit over
  *   hundreds of shards; one shard needs it raised.
  * - Eager activity execution hands an activity to the worker that scheduled it in the reply to its
  *   workflow task, skipping a trip through the task queue; eager workflow start hands a workflow's
  *   first task to the worker that started it (a webhook delivery) in the start's answer.
  * - The search attributes are read from the server's cache, as a cluster's are. The CLI makes
  *   every read of them go to the database (so that one created at run time shows at once): that
- *   cost a turn, whose start and status upserts each read them, 18 cluster-metadata
- *   and 8 namespace reads of SQLite (counted from the server's `persistence_requests`). Every
+ *   costs a turn, whose start and status upserts each read them, a few cluster-metadata and
+ *   namespace reads of SQLite each (the server's `persistence_requests` count them). Every
  *   attribute ours uses is created by a flag before the server answers anything, so the cache
  *   never misses one.
  */
@@ -75,9 +75,8 @@ export const DEV_SERVER_DYNAMIC_CONFIG_FLAGS = [
  * committed, and `synchronous=FULL` makes that commit durable: the pragma is passed, so the
  * promise does not rest on a default of the CLI's build. `journal_mode=WAL` keeps that promise
  * with one fsync of the write-ahead log per commit, where the default rollback journal fsyncs the
- * journal and the database file several times (traced: about a dozen fsync calls per workflow
- * start); a workflow of one activity took 190 ms at p50 instead of 256 ms on this disk. After a
- * crash SQLite replays the log when the file is next opened.
+ * journal and the database file several times per commit. After a crash SQLite replays the log
+ * when the file is next opened.
  */
 export function devServerArgs(options: {
   port: number;

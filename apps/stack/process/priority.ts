@@ -9,12 +9,10 @@ import { liveProcess } from './procfs';
  *
  * Under load a send is answered once its turn is durable, by the gateway and PostgreSQL alone
  * (it waits for its workflow's start only while starts come in time); executing turns is what the
- * worker and Temporal do meanwhile. At one priority, a send on two saturated cores queued behind
- * every turn in flight: 4.4× to 8.6× its idle time while 32 turns executed (bench `send` row; 8.12×
- * in the full run at one priority, `2026-11-28-11.json`). At nice 10 it read 1.30× and 1.31×, and
- * the sustained row stayed over its line; nice 5 gave no more turns and slower sends (README, The
- * front door first). The front door goes first, and execution takes the rest of the CPU, which is
- * all of it whenever the front door is idle. 0 turns it off (STACK_BACKGROUND_NICE).
+ * worker and Temporal do meanwhile. At one priority, a send on two saturated cores queues behind
+ * every turn in flight (the bench's `send` row measures it, at this nice and at 0). The front door
+ * goes first, and execution takes the rest of the CPU, which is all of it whenever the front door
+ * is idle. 0 turns it off (STACK_BACKGROUND_NICE).
  */
 export const BACKGROUND_NICE = 10;
 
