@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ModelMessage, ModelReply } from '../core/model/types';
+import type { RunIdentity } from '../core/runs/store';
 import type { ContentBlock } from '../core/schemas/runs';
 
 /** The workflow type operators see in the Web UI, one execution per run, keyed by its chat. */
@@ -13,14 +14,7 @@ export function agentWorkflowId(chatId: string): string {
 /** At most this many model steps in one run (DECISIONS). */
 export const MAX_MODEL_STEPS = 8;
 
-export interface AgentRunInput {
-  runId: string;
-  chatId: string;
-  userId: string;
-  messageId: string;
-  assistantMessageId: string;
-  traceId: string;
-  planMode: boolean;
+export interface AgentRunInput extends RunIdentity {
   planApprovalTimeoutMs: number;
 }
 

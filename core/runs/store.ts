@@ -627,8 +627,8 @@ export async function listStaleRuns(pool: Pool, limit = 100): Promise<Unfinished
   return rows;
 }
 
-/** An admitted run no execution has taken yet, with what its workflow's start needs. */
-export interface QueuedRun {
+/** A run as its workflow's start names it (workflows/agent.contract.ts AgentRunInput adds settings). */
+export interface RunIdentity {
   runId: string;
   chatId: string;
   userId: string;
@@ -636,6 +636,10 @@ export interface QueuedRun {
   assistantMessageId: string;
   traceId: string;
   planMode: boolean;
+}
+
+/** An admitted run no execution has taken yet, with what its workflow's start needs. */
+export interface QueuedRun extends RunIdentity {
   via: Transport;
   /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
   stopRequested: boolean;
