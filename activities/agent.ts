@@ -11,7 +11,6 @@ import {
   finishRun,
   gateStep,
   openPlanWaitpoint,
-  runUserId,
   selectPlanReply,
   writeRunText,
   type FinishRunInput,
@@ -27,7 +26,6 @@ import {
   type AgentStepResult,
 } from '../workflows/agent.contract';
 import { refreshFileUrls } from '../core/storage/signing';
-import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
 /** Partial text reaches the snapshot at most this often, however fast the model streams. */
@@ -40,13 +38,12 @@ export interface AgentActivityDeps extends ActivityDeps {
 
 export type FinishInput = Omit<FinishRunInput, 'images' | 'waitpointStatus'> & {
   waitpointStatus?: FinishRunInput['waitpointStatus'];
-  /** The run's user, whose generated images a COMPLETE run attaches (v1 executions leave it out). */
-  userId?: string;
+  /** The run's user, whose generated images a COMPLETE run attaches. */
+  userId: string;
 };
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
 
   /**
    * Images the run's tools made become attachments of the assistant message. Tools store their
@@ -81,9 +78,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   async function finish({ userId, ...input }: FinishInput) {
     let contentBlocks = input.contentBlocks;
     let images: FinishRunInput['images'] = [];
-    const owner = input.status === 'COMPLETE' ? (userId ?? (await runUserId(pool, input.runId))) : undefined;
-    if (owner) {
-      images = await generatedImages(owner, contentBlocks);
+    if (input.status === 'COMPLETE') {
+      images = await generatedImages(userId, contentBlocks);
       contentBlocks = [
         ...contentBlocks,
         ...images.map((i) => ({
@@ -99,7 +95,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       images,
       waitpointStatus: input.waitpointStatus ?? 'CANCELLED',
     });
-    if (ended) await startDeliveries(starter, ended.deliveries);
+    if (ended) await deps.startDeliveries(ended.deliveries);
     return ended;
   }
 
@@ -112,7 +108,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     });
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
-    await startDeliveries(starter, gate.deliveries);
+    await deps.startDeliveries(gate.deliveries);
 
     // A retry of a step whose plan was already put to the approver goes on with that plan.
     const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
@@ -209,7 +205,7 @@ export type AgentActivities = ReturnType<typeof createAgentActivities>;
  * (and once more at the end). An activity heartbeats throughout so Temporal's cancel reaches it;
  * `stop` ends the call too (a local activity's own cancel comes late, see agentStep).
  */
-export async function streamModelReply(
+async function streamModelReply(
   deps: AgentActivityDeps,
   input: {
     runId: string;
@@ -280,7 +276,7 @@ export async function streamModelReply(
 }
 
 /** The Temporal run id of the workflow execution this activity works for. */
-export function currentExecution(): string {
+function currentExecution(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw new Error('A run step only runs inside its workflow.');
   return runId;
@@ -299,7 +295,7 @@ function planOf(reply: ModelReply, step: number): Plan {
   };
 }
 
-export function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
+function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
   if (role === 'user') {
     return {
       role: 'user',

@@ -6,8 +6,8 @@
 import { access, mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { listenerOf } from '../core/process/procfs';
-import { backgroundNiceSetting, lowerAutogroup } from '../core/process/priority';
+import { listenerOf } from '../apps/stack/process/procfs';
+import { backgroundNiceSetting, lowerAutogroup } from '../apps/stack/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
 import { startBare, type BareStack } from './bare';
@@ -228,7 +228,7 @@ async function main(): Promise<void> {
 
 /**
  * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
- * by the port it listens on and lowered to `nice` like the stack's (core/process/priority.ts):
+ * by the port it listens on and lowered to `nice` like the stack's (apps/stack/process/priority.ts):
  * each thread it has (a thread it starts later inherits its starter's nice), and its session's
  * weight when it leads one. Unlike `npm start`'s children it may share the bench's session, where
  * the threads' nice is what counts.

@@ -2,6 +2,7 @@ import { NotFoundError } from '../core/errors/app-error';
 import { ObjectNotFoundError, assertValidKey } from '../core/storage/keys';
 import { signedFileOf, verifyKeySignature } from '../core/storage/signing';
 import type { ByteRange, ObjectInfo, StoredObject } from '../core/storage/storage';
+import { selectAttachmentFilename } from '../core/uploads/store';
 import type { OperationDeps } from './deps';
 
 /** A missing object, a bad key and a bad signature all answer alike, so none can be probed. */
@@ -40,13 +41,10 @@ export function createFilesOperations(deps: OperationDeps) {
   ): Promise<OpenedFile> => {
     if (!isValidKey(key) || !verifyKeySignature(deps.config, key, sig, expires)) throw notFound();
     const info = await deps.storage.stat(key).catch(toNotFound);
-    const attachment = await deps.db.prisma.attachment.findUnique({
-      where: { storageKey: key },
-      select: { filename: true },
-    });
+    const filename = await selectAttachmentFilename(deps.db, key);
     return {
       info,
-      ...(attachment ? { filename: attachment.filename } : {}),
+      ...(filename === undefined ? {} : { filename }),
       read: (range) => deps.storage.get(key, range ? { range } : {}).catch(toNotFound),
     };
   };

@@ -13,7 +13,7 @@ import type { Config } from '../../core/config/config';
 import { chatListQuerySchema, chatParamsSchema } from '../../core/schemas/chats';
 import { runParamsSchema } from '../../core/schemas/runs';
 import type { Caller, Operations } from '../../operations';
-import { toAppError } from '../gateway/middleware/errors';
+import { toAppError } from '../../core/errors/envelope';
 import { isSettled } from './tools';
 
 /** The spec's code for a resource that does not exist (or is not the caller's). */

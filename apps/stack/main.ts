@@ -10,8 +10,8 @@ import {
   startEmbeddedPostgres,
   DURABILITY_SETTING,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+} from './embedded/postgres';
+import { devServerArgs, resolveTemporalCli } from './embedded/temporal-cli';
 import {
   defaultClusterPorts,
   installTemporalSchemas,
@@ -24,10 +24,10 @@ import {
   TEMPORAL_SERVICES,
   waitForFrontend,
   type ClusterPorts,
-} from '../../core/embedded/temporal-cluster';
-import { describeExit, startChild, type Child } from '../../core/process/child';
-import { portProblem } from '../../core/process/ports';
-import { BACKGROUND_NICE, backgroundNiceSetting } from '../../core/process/priority';
+} from './embedded/temporal-cluster';
+import { describeExit, startChild, type Child } from './process/child';
+import { portProblem } from './process/ports';
+import { BACKGROUND_NICE, backgroundNiceSetting } from './process/priority';
 import { reasonOf } from '../../core/process/reason';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { embeddedDefaults } from './defaults';
@@ -38,12 +38,12 @@ import { lockDataFolder } from './lock';
  * Temporal dev server are started here unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere.
  *
  * `npm run start:cluster` (--cluster): the production topology on one machine. Temporal runs as a
- * cluster on PostgreSQL (core/embedded/temporal-cluster.ts: the four services as processes of
+ * cluster on PostgreSQL (apps/stack/embedded/temporal-cluster.ts: the four services as processes of
  * their own, the schema installed or upgraded by the SQL tool, the UI server), with two gateways
  * on one address (apps/stack/gateways.ts) and two workers. A process of the cluster that dies is
  * started again, as an orchestrator would; its data stays in STACK_DATA_DIR (.data-cluster).
  *
- * Each child runs in a process group of its own (see core/process/child.ts), so a Ctrl-C reaches
+ * Each child runs in a process group of its own (see apps/stack/process/child.ts), so a Ctrl-C reaches
  * this process alone and the stop goes in order: the gateway (no new requests, those in flight
  * answered), the worker (its activities finish or are cancelled and reported, so the next start
  * resumes them at once), the Temporal server, PostgreSQL; each within a bounded grace.
@@ -64,7 +64,7 @@ const workers: Child[] = [];
 let gateway: Child | undefined;
 let releaseLock: (() => Promise<void>) | undefined;
 let grace = 10_000;
-/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, core/process/priority.ts). */
+/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, apps/stack/process/priority.ts). */
 let backgroundNice = BACKGROUND_NICE;
 
 function portSetting(name: string, fallback: number): number {
@@ -130,7 +130,7 @@ async function keep(slots: Child[], index: number, start: () => Promise<Child>):
   return child;
 }
 
-/** Says so when a child's session kept its full CPU weight (core/process/priority.ts). */
+/** Says so when a child's session kept its full CPU weight (apps/stack/process/priority.ts). */
 async function reportPriority(child: Child): Promise<void> {
   if (await child.prioritized) return;
   say(

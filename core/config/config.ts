@@ -169,14 +169,7 @@ export const configSchema = z
     WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: integer().pipe(z.number().min(2)).default(200),
     /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
-    /**
-     * First attempts of direct quick-tool calls (crops) a worker runs at once as the gateways offer
-     * them, before their workflows' tasks (activities/tools.ts); past it, or at 0, the offer is
-     * declined and its workflow woken to run the call. Each holds one of the DATABASE_POOL_SIZE
-     * connections while it runs.
-     */
-    WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: integer().pipe(z.number().min(0)).default(2),
-    /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
+    /** Activities (tool calls, webhook retries, model steps a stopping worker handed off) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
     WORKER_WORKFLOW_TASK_POLLERS: integer().pipe(z.number().min(2)).default(10),
@@ -388,17 +381,6 @@ export const configSchema = z
           message: 'is for development and tests only and may not be true when NODE_ENV=production',
         });
       }
-    }
-    // Each first attempt holds a connection of the worker's pool while it runs: all of them must
-    // leave one for the rest of the worker (its steps, and the workflows' attempts that wait).
-    // (Only once both are numbers: a refused one is reported as itself.)
-    const [firstAttempts, poolSize] = [c.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS, c.DATABASE_POOL_SIZE];
-    if (Number.isInteger(firstAttempts) && Number.isInteger(poolSize) && firstAttempts >= poolSize) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS'],
-        message: `must be less than DATABASE_POOL_SIZE (${c.DATABASE_POOL_SIZE}): each first attempt holds one of its connections`,
-      });
     }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
       ctx.addIssue({

@@ -11,7 +11,7 @@ import {
   exampleWaitpointDecision,
 } from './examples';
 import { MAX_FILES } from '../uploads/receive';
-import { stored } from './common';
+import { stored, TRANSPORTS, type Transport } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
 
@@ -80,7 +80,7 @@ export const waitpointSchema = z
           .uuid()
           .nullable()
           .openapi({ description: 'The signed-in session it came with (the console).' }),
-        via: z.string().openapi({ description: 'The transport: rest, mcp or console.' }),
+        via: z.enum(TRANSPORTS).openapi({ description: 'The transport the decision came by.' }),
       })
       .nullable()
       .openapi({
@@ -143,7 +143,7 @@ export function toWaitpointDto(row: {
           userId: row.decidedByUserId,
           apiKeyId: row.decidedByApiKeyId ?? null,
           sessionId: row.decidedBySessionId ?? null,
-          via: row.decidedVia ?? 'rest',
+          via: (row.decidedVia ?? 'rest') as Transport,
         }
       : null,
     decidedAt: iso(row.decidedAt),

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Config } from '../config/config';
-import type { Database, Prisma } from '../db/client';
+import type { Database } from '../db/client';
 import type { ObjectStorage } from '../storage/storage';
 import { releaseStorage, reserveStorage } from '../storage/store';
 import type { ReceivedFile } from './receive';
+import { insertAttachments } from './store';
 
 /** What storing a user's files needs: the storage, and the database their quota is kept in. */
 export interface StoreDeps {
@@ -76,20 +77,6 @@ export async function putObjects(
     throw failure.reason;
   }
   return prepared.map((p) => p.row);
-}
-
-/**
- * Step 2: writes the rows, inside the caller's transaction when it passes one, so attachments
- * appear together with the message (or chat) they belong to, or not at all.
- */
-export async function insertAttachments(
-  tx: Prisma.TransactionClient,
-  rows: readonly PreparedAttachment[],
-  links: AttachmentLinks = {},
-): Promise<void> {
-  await tx.attachment.createMany({
-    data: rows.map((row) => ({ ...row, chatId: links.chatId ?? null, messageId: links.messageId ?? null })),
-  });
 }
 
 /**

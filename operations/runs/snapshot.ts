@@ -8,8 +8,8 @@ import type { OperationDeps } from '../deps';
 /**
  * The run, its tool calls and waitpoints in one indexed read, scoped to the caller's chat: the
  * activities write everything the snapshot shows as they go, each model step its number from its
- * start (see gateStep), so no poll asks the workflow anything. (A v6 model step is a local
- * activity: a query would wait behind it for up to 8 s.)
+ * start (see gateStep), so no poll asks the workflow anything. (A model step is a local activity:
+ * a query would wait behind it for up to 8 s.)
  */
 export async function loadSnapshot(
   deps: OperationDeps,

@@ -137,18 +137,6 @@ describe('configuration', () => {
       );
   });
 
-  it('leaves the worker a database connection past its first attempts of tool calls', () => {
-    assert.equal(loadConfig(valid).WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS, 2);
-    assert.equal(
-      loadConfig({ ...valid, DATABASE_POOL_SIZE: '1', WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: '0' })
-        .DATABASE_POOL_SIZE,
-      1,
-    );
-    assert.deepEqual(problems({ ...valid, DATABASE_POOL_SIZE: '2' }), [
-      'WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: must be less than DATABASE_POOL_SIZE (2): each first attempt holds one of its connections',
-    ]);
-  });
-
   it('requires a missing DATABASE_URL', () => {
     assert.ok(problems({ APP_SECRET: valid.APP_SECRET }).some((p) => p.startsWith('DATABASE_URL:')));
   });

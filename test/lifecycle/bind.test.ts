@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
-import { listeningSockets, socketInodesOf, type ListeningSocket } from '../../core/process/procfs';
+import { listeningSockets, socketInodesOf, type ListeningSocket } from '../../apps/stack/process/procfs';
 import {
   killTree,
   processTree,

@@ -8,12 +8,8 @@ import type { Config } from '../../core/config/config';
 import type { Database } from '../../core/db/client';
 import { createStorage } from '../../core/storage';
 import type { ObjectStorage } from '../../core/storage/storage';
-import {
-  discardObjects,
-  insertAttachments,
-  putObjects,
-  storeAttachments,
-} from '../../core/uploads/attachments';
+import { discardObjects, putObjects, storeAttachments } from '../../core/uploads/attachments';
+import { insertAttachments } from '../../core/uploads/store';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import { createTestUser } from '../../testkit/users';
 import { testStack } from '../../testkit/stack';

@@ -1,8 +1,9 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { weakEtag } from '../../../core/hashing/canonical';
+import { jsonBody } from '../../../core/http/request';
 import { addLogContext } from '../../../core/logging/context';
 import { errorEnvelopeSchema } from '../../../core/schemas/errors';
 import type { UserLimit } from '../../../operations/limits';
@@ -12,9 +13,6 @@ import { settleAuth } from './auth-context';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
-
-/** JSON bodies: 1 MB at most (DECISIONS.md). */
-export const jsonBody = express.json({ limit: '1mb' });
 
 export type AuthKind = 'apiKey' | 'session' | 'none';
 

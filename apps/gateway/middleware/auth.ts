@@ -1,17 +1,13 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { sessionCookieName } from '../../../core/auth/tokens';
-import { AppError, UnauthorizedError } from '../../../core/errors/app-error';
+import { assertSameOrigin } from '../../../core/auth/same-origin';
+import { UnauthorizedError } from '../../../core/errors/app-error';
+import { bearerToken } from '../../../core/http/request';
 import type { Caller, Operations } from '../../../operations';
 import type { RateLimitState } from '../../../operations/key-memory';
 import { rateLimitHeaders, type UserLimit } from '../../../operations/limits';
 import { setAuth, setRememberedAuth } from '../http/auth-context';
-
-const BEARER = /^Bearer ([^\s]+)$/;
-
-/** The token of `Authorization: Bearer …`, if the header has that form. */
-export const bearerToken = (req: Request): string | undefined =>
-  BEARER.exec(req.headers.authorization ?? '')?.[1];
 
 /**
  * The caller of `Authorization: Bearer svck_live_…` (session cookies are not accepted), counted
@@ -111,19 +107,3 @@ export function consoleGuard(ops: Operations, limits: readonly UserLimit[]): Req
 
 const sessionToken = (req: Request): string | undefined =>
   parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
-
-export function assertSameOrigin(
-  headers: Record<string, string | string[] | undefined>,
-  protocol: string,
-  host: string | undefined,
-): void {
-  const site = headers['sec-fetch-site'];
-  if (typeof site === 'string') {
-    if (site === 'same-origin' || site === 'none') return;
-    throw new AppError('FORBIDDEN', 'Cross-site requests are refused.');
-  }
-  const origin = headers.origin;
-  if (typeof origin !== 'string') return; // not a browser: no ambient-cookie risk to guard against
-  if (host && origin === `${protocol}://${host}`) return;
-  throw new AppError('FORBIDDEN', 'Cross-site requests are refused.');
-}

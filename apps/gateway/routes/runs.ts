@@ -14,7 +14,7 @@ import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
 import { noneMatch } from '../http/conditional';
-import { bearerToken } from '../middleware/auth';
+import { bearerToken } from '../../../core/http/request';
 import {
   IDEMPOTENCY_ERRORS,
   idempotencyHeadersSchema,

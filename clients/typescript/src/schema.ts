@@ -1019,8 +1019,11 @@ export interface components {
          * @description The signed-in session it came with (the console).
          */
         sessionId: string | null;
-        /** @description The transport: rest, mcp or console. */
-        via: string;
+        /**
+         * @description The transport the decision came by.
+         * @enum {string}
+         */
+        via: 'rest' | 'mcp' | 'console';
       } | null;
       /** Format: date-time */
       decidedAt: string | null;
