@@ -44,6 +44,10 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
     gateway = await startGateway({ config });
     user = await createTestUser();
   });
+  // A test that failed midway may have left no worker running.
+  beforeEach(async () => {
+    worker ??= await startWorker({ config, deps: { model } });
+  });
   after(async () => {
     await worker?.stop();
     await gateway?.close();
@@ -133,8 +137,6 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
 
       const { waitpointId: _waitpoint, ...ids } = await waitingRunWithoutWorker();
       const cancelled = await call('cancel_run', ids);
-      assert.ok(cancelled.cancelRequestedAt, JSON.stringify(cancelled));
-      assert.equal(cancelled.waitpoints[0]?.status, 'CANCELLED');
 
       // The wait's first read (its progress: the run's text) comes before a worker can end the run.
       let restarting: Promise<TestWorker> | undefined;
@@ -144,6 +146,8 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
       assert.ok(restarting, 'the wait read the run before it ended');
       worker = await restarting;
       assert.equal(waited.status, 'CANCELLED', JSON.stringify(waited));
+      assert.ok(cancelled.cancelRequestedAt, JSON.stringify(cancelled));
+      assert.equal(cancelled.waitpoints[0]?.status, 'CANCELLED');
       assert.equal(waited.cancelRequestedAt, cancelled.cancelRequestedAt);
     } finally {
       await client.close();
