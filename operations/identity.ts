@@ -294,6 +294,15 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     },
 
     /** The caller of a session cookie's token. */
+    /**
+     * Who a session token belongs to, or null for none, an expired or a revoked one: the
+     * console's first question, which a signed-out visitor answers too (with nobody).
+     */
+    async sessionUser(token: string | undefined): Promise<UserDto | null> {
+      const session = token ? await selectSession(db, hashToken(token)) : undefined;
+      return session ? toUserDto(await selectUser(db, session.userId)) : null;
+    },
+
     async authenticateSession(token: string | undefined, via: Caller['via']): Promise<Caller> {
       if (!token) throw new UnauthorizedError('Sign in first.');
       const session = await selectSession(db, hashToken(token));

@@ -146,9 +146,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     scope: 'write',
     idempotent: true,
     run: async (ctx, input) => ({
-      result: (
-        await ctx.ops.runs.sendTurn(ctx.caller, turnInput(input), ctx.idempotencyKey)
-      ).value,
+      result: (await ctx.ops.runs.sendTurn(ctx.caller, turnInput(input), ctx.idempotencyKey)).value,
     }),
   }),
 

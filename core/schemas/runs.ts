@@ -255,14 +255,11 @@ export const runSnapshotSchema = z
         "The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them.",
     }),
     error: z.string().nullable(),
-    cancelRequestedAt: z.iso
-      .datetime()
-      .nullable()
-      .openapi({
-        description:
-          'When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.',
-        'x-extension': true,
-      }),
+    cancelRequestedAt: z.iso.datetime().nullable().openapi({
+      description:
+        'When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.',
+      'x-extension': true,
+    }),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),

@@ -11,6 +11,10 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /** Debian's chromium, headless, driven by puppeteer-core (its own browser download cannot run here). */
 
+/** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
+export const SHOTS =
+  process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
+
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 360, height: 740 };
 

@@ -15,6 +15,7 @@ import { solidPng } from '../support/fake-providers';
 import {
   DESKTOP,
   PHONE,
+  SHOTS,
   aria,
   consolePage,
   launchBrowser,
@@ -22,9 +23,6 @@ import {
   type ConsoleStack,
 } from './browser';
 
-/** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
-const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
 const PASSWORD = 'a long enough password';
 
 /** A webhook receiver that fails until told to answer. */

@@ -133,7 +133,7 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
             undefined,
             onprogress ? { onprogress, resetTimeoutOnProgress: true } : {},
           )) as CallToolResult
-        ).structuredContent as Snapshot;
+        ).structuredContent as unknown as Snapshot;
 
       const { waitpointId: _waitpoint, ...ids } = await waitingRunWithoutWorker();
       const cancelled = await call('cancel_run', ids);

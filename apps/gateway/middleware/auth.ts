@@ -78,6 +78,10 @@ export function apiKeyGuard(
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The session cookie's token, if the request carries one. */
+export const sessionToken = (req: Request): string | undefined =>
+  parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
+
 /**
  * Management routes: the `svc_session` cookie (`__Host-svc_session` over https). API keys are not accepted. A cookie-authenticated
  * write must come from our own origin: Sec-Fetch-Site, else Origin, must not say cross-site.
@@ -85,8 +89,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function sessionGuard(ops: Operations, via: Caller['via'] = 'rest'): RequestHandler {
   return async (req, _res, next) => {
     if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req.headers, req.protocol, req.get('host'));
-    const token = parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
-    setAuth(req, await ops.identity.authenticateSession(token, via));
+    setAuth(req, await ops.identity.authenticateSession(sessionToken(req), via));
     next();
   };
 }
