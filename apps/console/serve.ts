@@ -147,8 +147,8 @@ function send(req: Request, res: Response, a: Pick<Asset, 'type' | 'body' | 'gzi
   res.send(a.body);
 }
 
-/** Where the console asks who is signed in (see consoleApp). */
-export const CONSOLE_SESSION_PATH = '/console/api/session';
+/** Where the console asks who is signed in (see consoleApp; src/main.tsx asks it). */
+const CONSOLE_SESSION_PATH = '/console/api/session';
 
 /**
  * The console at `/`: its pages and their assets; the data comes from the session-guarded routes.

@@ -32,6 +32,13 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * Resolves once the page has painted twice: a full-page screenshot right after the window was
+ * resized can show stale paint below a focused control in headless Chromium.
+ */
+export const painted = (page: Page) =>
+  page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+
 /** An element by its accessible name (and role), as a screen reader finds it. */
 export const aria = (name: string, role?: string) =>
   `::-p-aria(${role ? `[name="${name}"][role="${role}"]` : name})`;

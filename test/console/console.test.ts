@@ -17,6 +17,7 @@ import {
   PHONE,
   SHOTS,
   aria,
+  painted,
   consolePage,
   launchBrowser,
   startConsoleStack,
@@ -114,6 +115,7 @@ describe('the console in a browser', function () {
     assert.deepEqual(serious, [], `axe on the ${name} page`);
     await page.screenshot({ path: path.join(SHOTS, `console-${name}-desktop.png`), fullPage: true });
     await page.setViewport(PHONE);
+    await painted(page);
     const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
     assert.ok(overflow <= 0, `the ${name} page is ${overflow} px wider than a 360 px window`);
     await page.screenshot({ path: path.join(SHOTS, `console-${name}-phone.png`), fullPage: true });

@@ -10,6 +10,7 @@ import {
   PHONE,
   SHOTS,
   consolePage,
+  painted,
   launchBrowser,
   signIn,
   startConsoleStack,
@@ -104,6 +105,7 @@ describe('the console as a new user meets it', function () {
       }
       await ui().go('/chats');
       await ui().seeText('generate an image of a');
+      await painted(page);
       await shot('console-chats-long-titles-phone');
     } finally {
       await page.setViewport(DESKTOP);
@@ -142,9 +144,9 @@ describe('the console as a new user meets it', function () {
     const dir = await mkdtemp(path.join(tmpdir(), 'svc-console-picker-'));
     const file = path.join(dir, 'a-photo-of-the-lighthouse.png');
     await writeFile(file, await solidPng(8, 8, { r: 10, g: 90, b: 200 }));
-    const input = await page.$('input[type=file]');
-    assert.ok(input);
-    await input.uploadFile(file);
+    // A click on the button opens the browser's file chooser, as the native control's would.
+    const [chooser] = await Promise.all([page.waitForFileChooser(), page.click('.file-picker label')]);
+    await chooser.accept([file]);
     await ui().seeText('a-photo-of-the-lighthouse.png');
     const box = (await page.evaluate(`(() => {
       const picker = document.querySelector('.file-picker');
@@ -154,6 +156,7 @@ describe('the console as a new user meets it', function () {
     assert.match(box.text, /^Attach files\s+a-photo-of-the-lighthouse\.png$/);
     assert.equal(box.cut, false);
     await page.setViewport(PHONE);
+    await painted(page);
     await (await page.$('.composer'))?.screenshot({ path: path.join(SHOTS, 'console-file-picker.png') });
     await page.setViewport(DESKTOP);
   });

@@ -122,7 +122,9 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
   it('MCP: cancel_run answers the recorded cancel, and wait_for_run waits for the CANCELLED end', async () => {
     const client = new Client({ name: 'cancel-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: user.bearer } }),
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: user.bearer },
+      }),
     );
     await client.listTools();
     try {

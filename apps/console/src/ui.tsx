@@ -33,8 +33,9 @@ export function Time({ iso }: { iso: string | null | undefined }) {
 /**
  * A file input that looks like the console's other buttons, with what was chosen beside it in
  * full words: the browser's own control reads "Choose Files", and its "No file chosen" was cut
- * short in a narrow row. The input itself lies over the button, so a click, a tap, the keyboard
- * and a screen reader all reach the real control.
+ * short in a narrow row. The real input stays in the page, out of sight: the keyboard and a screen
+ * reader reach it, its focus ring shows on the button, and the button is its label, so a click or
+ * a tap on it opens the browser's file chooser.
  */
 export function FilePicker({
   label,
@@ -59,19 +60,20 @@ export function FilePicker({
       : files.length === 1
         ? (files[0]?.name ?? '')
         : `${files.length} files: ${files.map((f) => f.name).join(', ')}`;
+  const id = `file-picker-${name}`;
   return (
     <span class="file-picker">
-      <span class="button">
-        <span aria-hidden="true">{label}</span>
-        <input
-          type="file"
-          name={name}
-          aria-label={label}
-          accept={accept}
-          multiple={multiple}
-          onChange={(e) => onChange([...(e.currentTarget.files ?? [])])}
-        />
-      </span>
+      <input
+        id={id}
+        type="file"
+        name={name}
+        accept={accept}
+        multiple={multiple}
+        onChange={(e) => onChange([...(e.currentTarget.files ?? [])])}
+      />
+      <label for={id} class="button">
+        {label}
+      </label>
       <span class="muted chosen" title={chosen}>
         {chosen}
       </span>
