@@ -325,6 +325,15 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       return known ? { ...known, via } : undefined;
     },
 
+    /**
+     * Who a session token belongs to, or null for none, an expired or a revoked one: the
+     * console's first question, which a signed-out visitor answers too (with nobody).
+     */
+    async sessionUser(token: string | undefined): Promise<UserDto | null> {
+      const session = token ? await selectSession(db, sessionTokenHash(token)) : undefined;
+      return session ? toUserDto(await selectUser(db, session.userId)) : null;
+    },
+
     /** The caller of a session cookie's token (the management routes: nothing is counted). */
     async authenticateSession(token: string | undefined, via: Caller['via']): Promise<Caller> {
       const session = await selectSession(db, sessionTokenHash(token));

@@ -66,7 +66,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // under /api/, so the REST calls (polls above all) go straight to their routes.
   const mcp = createMcpRouter(ops, deps.config, deps.logger);
   app.use(outsideApi(mcp));
-  app.use(outsideApi(consoleApp(deps.config)));
+  app.use(outsideApi(consoleApp(deps.config, ops.identity)));
   app.use(router);
 
   app.use(notFoundHandler);

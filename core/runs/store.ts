@@ -289,7 +289,10 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                FROM cur WHERE r.id = cur.id
              RETURNING r.*
            ), waitpoints AS (
-             UPDATE "Waitpoint" w SET status = $7::"WaitpointStatus", "resolvedAt" = now()
+             -- A recorded cancel decided a pending plan when it was recorded, as the snapshot showed.
+             UPDATE "Waitpoint" w
+                SET status = (CASE WHEN fin."cancelRequestedAt" IS NULL THEN $7 ELSE 'CANCELLED' END)::"WaitpointStatus",
+                    "resolvedAt" = COALESCE(fin."cancelRequestedAt", now())
                FROM fin WHERE w."runId" = fin.id AND w.status = 'PENDING'
            ), tools AS (
              UPDATE "ToolCall" t SET status = 'FAILED', "finishedAt" = now(),

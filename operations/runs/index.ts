@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import type { queuedTurnSchema, RunSnapshot, WaitpointDto, PlanDecisionInput } from '../../core/schemas/runs';
+import type {
+  CompletionFormInput,
+  CompletionInput,
+  queuedTurnSchema,
+  RunSnapshot,
+  WaitpointDto,
+  PlanDecisionInput,
+} from '../../core/schemas/runs';
 import { toWaitpointDto } from '../../core/schemas/runs';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
@@ -32,6 +39,25 @@ export interface SendTurnInput {
   files: readonly ReceivedFile[];
   /** The W3C trace context of the request, carried into the run's events. */
   traceparent?: string;
+}
+
+/**
+ * A send as its request reads it (a JSON body, a form, MCP's arguments), for sendTurn: every
+ * transport maps it here, so none can leave a field out.
+ */
+export function turnInput(
+  body: CompletionInput | CompletionFormInput,
+  received: { files?: readonly ReceivedFile[]; traceparent?: string } = {},
+): SendTurnInput {
+  return {
+    text: body.text,
+    chatId: body.chatId,
+    imageUrls: 'image_urls' in body ? body.image_urls : [],
+    attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
+    planMode: body.planMode,
+    files: received.files ?? [],
+    traceparent: received.traceparent,
+  };
 }
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */

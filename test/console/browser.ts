@@ -12,6 +12,10 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /** Debian's chromium, headless, driven by puppeteer-core (its own browser download cannot run here). */
 
+/** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
+export const SHOTS =
+  process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
+
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 360, height: 740 };
 
@@ -28,6 +32,13 @@ export function launchBrowser(): Promise<Browser> {
     defaultViewport: DESKTOP,
   });
 }
+
+/**
+ * Resolves once the page has painted twice: a full-page screenshot right after the window was
+ * resized can show stale paint below a focused control in headless Chromium.
+ */
+export const painted = (page: Page) =>
+  page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
 
 /** An element by its accessible name (and role), as a screen reader finds it. */
 export const aria = (name: string, role?: string) =>

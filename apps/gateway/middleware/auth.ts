@@ -75,6 +75,10 @@ export function apiKeyGuard(
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The session cookie's token, if the request carries one. */
+export const sessionToken = (req: Request): string | undefined =>
+  parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
+
 /**
  * Management routes: the `svc_session` cookie (`__Host-svc_session` over https). API keys are not accepted. A cookie-authenticated
  * write must come from our own origin: Sec-Fetch-Site, else Origin, must not say cross-site.
@@ -104,6 +108,3 @@ export function consoleGuard(ops: Operations, limits: readonly UserLimit[]): Req
     next();
   };
 }
-
-const sessionToken = (req: Request): string | undefined =>
-  parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];

@@ -12,6 +12,7 @@ import {
 } from '../../../core/schemas/runs';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
+import { turnInput } from '../../../operations/runs';
 import { currentAuth } from '../http/auth-context';
 import { noneMatch } from '../http/conditional';
 import { bearerToken } from '../../../core/http/request';
@@ -69,15 +70,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         202,
         await ops.runs.sendTurn(
           currentAuth(req),
-          {
-            text: body.text,
-            chatId: body.chatId,
-            imageUrls: 'image_urls' in body ? body.image_urls : [],
-            attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
-            planMode: body.planMode,
-            files: receivedFiles(req),
-            traceparent: req.get('traceparent'),
-          },
+          turnInput(body, { files: receivedFiles(req), traceparent: req.get('traceparent') }),
           headers['idempotency-key'],
         ),
       ),
@@ -181,7 +174,12 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     auth: 'apiKey',
     extension: true,
     request: { params: runParamsSchema },
-    responses: { 202: { description: 'Cancellation requested', schema: runSnapshotSchema } },
+    responses: {
+      202: {
+        description: 'The cancel is recorded (cancelRequestedAt): the run ends CANCELLED within moments',
+        schema: runSnapshotSchema,
+      },
+    },
     errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'RUN_NOT_ACTIVE'],
     handler: async ({ params }, req) => ({
       status: 202,
