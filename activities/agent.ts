@@ -26,7 +26,8 @@ import {
   type AgentStepInput,
   type AgentStepResult,
 } from '../workflows/agent.contract';
-import { refreshFileUrls } from '../core/storage/signing';
+import { toolOutputKey } from '../core/storage/keys';
+import { refreshContentBlocks } from '../core/storage/signing';
 import { startDeliveries, starterOf } from '../workflows/client';
 import type { ActivityDeps } from './deps';
 
@@ -63,7 +64,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     );
     return Promise.all(
       found.map(async (a) => {
-        const storageKey = `tools/${userId}/${a.toolCallId}/${a.filename}`;
+        const storageKey = toolOutputKey(userId, a.toolCallId, a.filename);
         const object = await deps.storage.get(storageKey);
         object.body.destroy();
         return {
@@ -121,7 +122,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
     const messages = [
       // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-      ...gate.history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
+      ...gate.history.map((m) =>
+        toModelMessage(m.role, refreshContentBlocks(deps.config, m.contentBlocks, gate.userId)),
+      ),
       ...input.turnMessages,
     ];
     const reply = await streamModelReply(deps, {

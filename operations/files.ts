@@ -1,20 +1,11 @@
 import { NotFoundError } from '../core/errors/app-error';
-import { ObjectNotFoundError, assertValidKey } from '../core/storage/keys';
-import { signedFileOf, verifyKeySignature } from '../core/storage/signing';
+import { ObjectNotFoundError, isValidKey } from '../core/storage/keys';
+import { fileUrlOf, verifyKeySignature } from '../core/storage/signing';
 import type { ByteRange, ObjectInfo, StoredObject } from '../core/storage/storage';
 import type { OperationDeps } from './deps';
 
 /** A missing object, a bad key and a bad signature all answer alike, so none can be probed. */
 const notFound = () => new NotFoundError('NOT_FOUND', 'No such file.');
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A stored file a signed URL names: which version is stored, and its bytes on demand. */
 export interface OpenedFile {
@@ -66,7 +57,7 @@ export function createFilesOperations(deps: OperationDeps) {
       url: string,
       maxBytes: number,
     ): Promise<{ data: string; mimeType: string } | undefined> {
-      const file = signedFileOf(deps.config, url);
+      const file = fileUrlOf(deps.config, url);
       if (!file) return undefined;
       try {
         const opened = await openFile(file.key, file.sig, file.exp);

@@ -7,6 +7,7 @@ import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
 import { providerHttpFailure, providerOutputFailure } from './failures';
 import {
   assertDecodes,
+  assertProviderMayFetch,
   fetchInputImage,
   inspectImage,
   MAX_INPUT_PIXELS,
@@ -112,6 +113,8 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
     });
   } else {
     // Edit mode: the image goes in as `image_input`, the list Replicate's image-edit models take.
+    // The provider fetches it: a `/files/` URL of ours goes only when it is one of the caller's.
+    if (input.image_url) assertProviderMayFetch(input.image_url, ctx);
     const imageInput = input.image_url ? { image_input: [input.image_url] } : {};
     prediction = await call(`${base}/predictions`, {
       method: 'POST',

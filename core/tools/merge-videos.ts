@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
-import { openMedia } from '../net/fetch-media';
 import type { Config } from '../config/config';
 import { runProgram, type ProgramLimits } from '../process/run-program';
 import { formatBytes, mediaFetchFailure } from './failures';
+import { openInputMedia } from './input-media';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
@@ -181,7 +181,7 @@ async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Pr
       `The videos are ${size} together; merge_videos takes at most ${formatBytes(total)} in all (MERGE_MAX_TOTAL_BYTES).`,
     );
   const opened = await Promise.allSettled(
-    urls.map((url) => openMedia(ctx.http, url, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
+    urls.map((url) => openInputMedia(url, ctx, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
   );
   const videos = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
   const discardAll = () => videos.forEach((v) => v.discard());

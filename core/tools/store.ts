@@ -1,4 +1,5 @@
 import type { ToolAsset } from '../schemas/events';
+import { toolOutputKey } from '../storage/keys';
 import type { ToolContext } from './types';
 
 /**
@@ -11,7 +12,7 @@ export async function storeOutput(
   body: Buffer,
   mimeType: string,
 ): Promise<ToolAsset> {
-  const key = `tools/${ctx.userId}/${ctx.toolCallId}/${filename}`;
+  const key = toolOutputKey(ctx.userId, ctx.toolCallId, filename);
   await ctx.storage.put(key, body, { contentType: mimeType, size: body.length });
   return { url: ctx.storage.url(key), mimeType, filename };
 }

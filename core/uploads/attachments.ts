@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Database, Prisma } from '../db/client';
+import { attachmentKey } from '../storage/keys';
 import type { ObjectStorage } from '../storage/storage';
 import type { ReceivedFile } from './receive';
 
@@ -34,7 +35,7 @@ export async function putObjects(
     row: {
       id: randomUUID(),
       userId,
-      storageKey: `attachments/${userId}/${randomUUID()}`,
+      storageKey: attachmentKey(userId, randomUUID()),
       filename: file.filename,
       mimeType: file.mimeType,
       sizeBytes: BigInt(file.size),
