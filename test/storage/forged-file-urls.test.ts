@@ -7,12 +7,13 @@ import type { Config } from '../../core/config/config';
 import { signedFileUrl } from '../../core/storage/signing';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
-import { freePort, testStack } from '../../testkit/stack';
+import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { quadrantImage } from '../support/fake-providers';
 import { waitFor } from '../support/wait';
 
 const DAY = 24 * 3_600_000;
+const PUBLIC_BASE = 'http://93.184.215.14';
 /** Every URL of this service's `/files/` in a JSON answer, wherever it sits (text included). */
 const FILE_URLS = /https?:\/\/[^\s"\\]+\/files\/[^\s"\\]+/g;
 
@@ -34,18 +35,18 @@ describe('file URLs given in a turn', function () {
 
   before(async () => {
     storageDir = await mkdtemp(path.join(tmpdir(), 'forged-urls-'));
-    const port = await freePort();
-    // The URLs name this gateway, so each one is tried for real.
+    // A public address, as in a deployment: a URL naming it is not refused as a private one. The
+    // test reaches the gateway itself at its loopback address (viaGateway).
     config = (await testStack()).config({
       TEMPORAL_TASK_QUEUE: `forged-urls-${randomUUID()}`,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      PUBLIC_BASE_URL: PUBLIC_BASE,
       STORAGE_LOCAL_DIR: storageDir,
       MODEL_PROVIDER: 'local',
       IMAGE_PROVIDER: 'local-preview',
       ALLOW_PRIVATE_NETWORK_URLS: 'false',
     });
     worker = await startWorker({ config });
-    gateway = await startGateway({ config, port });
+    gateway = await startGateway({ config });
     owner = await createTestUser();
     reader = await createTestUser();
     const bytes = await quadrantImage(40, 20);
@@ -115,12 +116,18 @@ describe('file URLs given in a turn', function () {
     };
   }
 
+  /** A URL of the public address, sent to the gateway's own. */
+  const viaGateway = (url: string) => {
+    const u = new URL(url);
+    return u.origin === PUBLIC_BASE ? `${gateway.url}${u.pathname}${u.search}` : url;
+  };
+
   /** What each file URL in `answer` serves: its status, and whether the bytes are `bytes`. */
   async function served(answer: unknown, bytes: Buffer) {
     const urls = [...new Set(JSON.stringify(answer).match(FILE_URLS) ?? [])];
     return Promise.all(
       urls.map(async (url) => {
-        const res = await fetch(url);
+        const res = await fetch(viaGateway(url));
         const body = Buffer.from(await res.arrayBuffer());
         return { url, status: res.status, same: body.equals(bytes) };
       }),
@@ -170,7 +177,7 @@ describe('file URLs given in a turn', function () {
 
   it("does not renew the reader's own URL given in a turn once it has expired or its secret is retired", async () => {
     const mine = await upload(reader, await quadrantImage(20, 20));
-    const own = await (await fetch(mine.url)).arrayBuffer();
+    const own = await (await fetch(viaGateway(mine.url))).arrayBuffer();
     const retired = { ...config, APP_SECRET: 'r'.repeat(40) };
     const stale = {
       expired: signedFileUrl(config, mine.key, Date.now() - config.FILE_URL_TTL - DAY),
@@ -241,12 +248,20 @@ describe('file URLs given in a turn', function () {
       (m) => m.contentBlocks,
     );
     const attached = blocks.find((b) => b.attachmentId === mine.id) as { url: string } | undefined;
-    const bytes = await fetch(attached?.url ?? '');
+    const bytes = await fetch(viaGateway(attached?.url ?? ''));
     assert.equal(bytes.status, 200, 'the upload stored in the message works again');
     assert.deepEqual(Buffer.from(await bytes.arrayBuffer()), picture);
     const result = blocks.find((b) => b.type === 'tool_result') as { result: { output: { url: string } } };
-    assert.equal((await fetch(result.result.output.url)).status, 200, 'so does the tool output in it');
+    assert.equal(
+      (await fetch(viaGateway(result.result.output.url))).status,
+      200,
+      'so does the tool output in it',
+    );
     const run = again.run as { toolCalls: { result: { output: { url: string } } }[] };
-    assert.equal((await fetch(run.toolCalls[0]?.result.output.url ?? '')).status, 200, 'and in the run');
+    assert.equal(
+      (await fetch(viaGateway(run.toolCalls[0]?.result.output.url ?? ''))).status,
+      200,
+      'and in the run',
+    );
   });
 });
