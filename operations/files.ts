@@ -12,6 +12,8 @@ export interface OpenedFile {
   info: ObjectInfo;
   /** The name it was uploaded under, for an attachment. */
   filename?: string;
+  /** Seconds until the URL that named it expires: how long anyone may keep a copy. */
+  secondsLeft: number;
   /** Its bytes, or only `range` of them; the stream is to be consumed or destroyed. */
   read(range?: ByteRange): Promise<StoredObject>;
 }
@@ -38,6 +40,7 @@ export function createFilesOperations(deps: OperationDeps) {
     return {
       info,
       ...(attachment ? { filename: attachment.filename } : {}),
+      secondsLeft: Math.max(0, Number(expires) - Math.floor(Date.now() / 1000)),
       read: (range) => deps.storage.get(key, range ? { range } : {}).catch(toNotFound),
     };
   };
