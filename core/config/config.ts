@@ -310,6 +310,8 @@ export const configSchema = z
     FFMPEG_MAX_MEMORY_BYTES: positiveInt(4 * 1024 * 1024 * 1024),
     MERGE_MAX_INPUT_SECONDS: positiveInt(600),
     MERGE_MAX_TOTAL_BYTES: positiveInt(200 * 1024 * 1024),
+    /** The largest video merge_videos writes: ffmpeg stops there (-fs), and the call is refused. */
+    MERGE_MAX_OUTPUT_BYTES: positiveInt(512 * 1024 * 1024),
     FETCH_MAX_BYTES: positiveInt(200 * 1024 * 1024),
     /**
      * An input image (crop_image, ai_image_2 edits) is read into memory: at most this many bytes

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import type { ToolAsset } from '../schemas/events';
 import { toolOutputKey } from '../storage/keys';
 import type { ToolContext } from './types';
@@ -9,10 +10,20 @@ import type { ToolContext } from './types';
 export async function storeOutput(
   ctx: Pick<ToolContext, 'storage' | 'userId' | 'toolCallId'>,
   filename: string,
-  body: Buffer,
+  body: Buffer | { file: string; size: number },
   mimeType: string,
 ): Promise<ToolAsset> {
   const key = toolOutputKey(ctx.userId, ctx.toolCallId, filename);
-  await ctx.storage.put(key, body, { contentType: mimeType, size: body.length });
+  if (Buffer.isBuffer(body)) {
+    await ctx.storage.put(key, body, { contentType: mimeType, size: body.length });
+  } else {
+    // A file (a merged video) is streamed into storage, never read into memory whole.
+    const stream = createReadStream(body.file);
+    try {
+      await ctx.storage.put(key, stream, { contentType: mimeType, size: body.size });
+    } finally {
+      stream.destroy();
+    }
+  }
   return { url: ctx.storage.url(key), mimeType, filename };
 }
