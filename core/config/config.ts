@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { FAULT_POINTS } from './fault-points';
@@ -144,6 +144,11 @@ export const configSchema = z
     METRICS_PORT: port(9464),
     /** When set, the operator endpoints require `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /**
+     * The address of the operator ports (METRICS_PORT, WORKER_HTTP_PORT). Unset: HOST when
+     * METRICS_TOKEN is set, else 127.0.0.1 (see operatorHost). Beyond loopback it needs the token.
+     */
+    METRICS_HOST: optionalString,
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
     /**
@@ -361,6 +366,15 @@ export const configSchema = z
         message: `must be less than DATABASE_POOL_SIZE (${c.DATABASE_POOL_SIZE}): each first attempt holds one of its connections`,
       });
     }
+    // Metrics name routes, tools and queues, and /health/details the workers: open to any network
+    // only behind a token.
+    if (c.METRICS_HOST !== undefined && !isLoopbackHost(c.METRICS_HOST) && !c.METRICS_TOKEN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['METRICS_HOST'],
+        message: 'beyond loopback needs METRICS_TOKEN: set it, or leave METRICS_HOST unset (127.0.0.1)',
+      });
+    }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
       ctx.addIssue({
         code: 'custom',
@@ -406,6 +420,21 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 /** APP_SECRET first (it seals and signs), then APP_SECRET_PREVIOUS (they only open and verify). */
 export function appSecrets(config: Pick<Config, 'APP_SECRET' | 'APP_SECRET_PREVIOUS'>): string[] {
   return [config.APP_SECRET, ...config.APP_SECRET_PREVIOUS];
+}
+
+/** Whether a listening address is this host's loopback only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (isIPv4(bare) && bare.startsWith('127.'));
+}
+
+/**
+ * Where the operator ports listen: METRICS_HOST when set; else HOST when METRICS_TOKEN guards
+ * them; else loopback, so that a HOST of every interface (its default) never opens metrics and
+ * the workers' details to the network without a token.
+ */
+export function operatorHost(config: Pick<Config, 'HOST' | 'METRICS_HOST' | 'METRICS_TOKEN'>): string {
+  return config.METRICS_HOST ?? (config.METRICS_TOKEN ? config.HOST : '127.0.0.1');
 }
 
 export function publicBaseUrl(config: Config): string {
