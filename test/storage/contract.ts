@@ -151,7 +151,6 @@ export function storageContract(driver: 'local' | 's3', setup: () => Promise<Sto
       const bytes = randomBytes(300);
       await storage.put(key, bytes, { contentType: 'image/png' });
       const url = viaGateway(gateway, storage.url(key));
-      const asked = Date.now() / 1000;
       const first = await fetch(url);
       await first.arrayBuffer();
       const etag = first.headers.get('etag') ?? '';

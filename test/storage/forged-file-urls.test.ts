@@ -10,6 +10,7 @@ import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { quadrantImage } from '../support/fake-providers';
+import { uploadAttachment } from '../support/uploads';
 import { waitFor } from '../support/wait';
 
 const DAY = 24 * 3_600_000;
@@ -59,23 +60,7 @@ describe('file URLs given in a turn', function () {
     await rm(storageDir, { recursive: true, force: true });
   });
 
-  async function upload(who: TestUser, bytes: Buffer) {
-    const form = new FormData();
-    form.append('file', new Blob([bytes]), 'picture.png');
-    const res = await fetch(`${gateway.url}/api/v1/uploads`, {
-      method: 'POST',
-      headers: who.bearer,
-      body: form,
-    });
-    assert.equal(res.status, 201);
-    const attachment = ((await res.json()) as { attachments: { id: string; url: string }[] }).attachments[0];
-    assert.ok(attachment);
-    const { rows } = await gateway.deps.db.pool.query<{ storageKey: string }>(
-      `SELECT "storageKey" FROM "Attachment" WHERE id = $1`,
-      [attachment.id],
-    );
-    return { id: attachment.id, url: attachment.url, key: rows[0]?.storageKey ?? '' };
-  }
+  const upload = (who: TestUser, bytes: Buffer) => uploadAttachment(gateway, who, bytes);
 
   const send = async (who: TestUser, body: Record<string, unknown>) => {
     const res = await fetch(`${gateway.url}/api/v1/completions`, {

@@ -13,6 +13,7 @@ import {
   startMediaServer,
   testVideo,
 } from '../support/fake-providers';
+import { latestToolCall } from '../support/tool-calls';
 import { waitFor } from '../support/wait';
 
 const MIB = 1024 * 1024;
@@ -85,40 +86,42 @@ describe('provider answers and outputs, bounded before they are read', function 
 
   /** The user's latest call failed, charged nothing, and left no object in storage. */
   async function assertNothingKept(gateway: TestGateway): Promise<void> {
-    const { rows } = await gateway.deps.db.pool.query<{ id: string; status: string; charges: string }>(
-      `SELECT c.id, c.status, (SELECT count(*) FROM "CreditLedgerEntry" l WHERE l."toolCallId" = c.id) AS charges
-         FROM "ToolCall" c WHERE c."userId" = $1 ORDER BY c."startedAt" DESC LIMIT 1`,
-      [user.userId],
-    );
-    assert.equal(rows[0]?.status, 'FAILED');
-    assert.equal(rows[0]?.charges, '0', 'nothing charged');
+    const call = await latestToolCall(gateway.deps.db.pool, user.userId);
+    assert.equal(call?.status, 'FAILED');
+    assert.equal(call?.charges, '0', 'nothing charged');
     const stored = await readdir(path.join(storageDir, 'objects', 'tools', user.userId)).catch(
       (): string[] => [],
     );
-    assert.ok(!stored.includes(rows[0]?.id ?? ''), 'nothing stored');
+    assert.ok(!stored.includes(call?.id ?? ''), 'nothing stored');
   }
 
-  it('prediction: cuts an endless answer at 1 MiB, 502 PROVIDER_ERROR, nothing kept', async () => {
-    const floods = prediction.flooded.length;
-    const res = await post(viaPrediction, 'ai_image_2', { prompt: 'flood the worker' });
-    const sent = await waitFor(async () => prediction.flooded[floods], { what: 'the flood to end' });
-    assert.ok(sent < 16 * MIB, `the provider sent ${sent} bytes before the worker hung up`);
-    assert.equal(res.status, 502, JSON.stringify(res.body));
-    assert.equal(res.body.code, 'PROVIDER_ERROR');
-    assert.match(res.body.error ?? '', /answer is larger than 1 MiB/);
-    await assertNothingKept(viaPrediction);
-  });
-
-  it('Images API: cuts an endless answer at 32 MiB, 502 PROVIDER_ERROR, nothing kept', async () => {
-    const floods = images.flooded.length;
-    const res = await post(viaImagesApi, 'ai_image_2', { prompt: 'flood the worker' });
-    const sent = await waitFor(async () => images.flooded[floods], { what: 'the flood to end' });
-    assert.ok(sent < 48 * MIB, `the provider sent ${sent} bytes before the worker hung up`);
-    assert.equal(res.status, 502, JSON.stringify(res.body));
-    assert.equal(res.body.code, 'PROVIDER_ERROR');
-    assert.match(res.body.error ?? '', /answer is larger than 32 MiB/);
-    await assertNothingKept(viaImagesApi);
-  });
+  const floods = [
+    {
+      name: 'prediction',
+      cap: '1 MiB',
+      sentBelow: 16 * MIB,
+      at: () => ({ gateway: viaPrediction, fake: prediction }),
+    },
+    {
+      name: 'Images API',
+      cap: '32 MiB',
+      sentBelow: 48 * MIB,
+      at: () => ({ gateway: viaImagesApi, fake: images }),
+    },
+  ];
+  for (const flood of floods) {
+    it(`${flood.name}: cuts an endless answer at ${flood.cap}, 502 PROVIDER_ERROR, nothing kept`, async () => {
+      const { gateway, fake } = flood.at();
+      const before = fake.flooded.length;
+      const res = await post(gateway, 'ai_image_2', { prompt: 'flood the worker' });
+      const sent = await waitFor(async () => fake.flooded[before], { what: 'the flood to end' });
+      assert.ok(sent < flood.sentBelow, `the provider sent ${sent} bytes before the worker hung up`);
+      assert.equal(res.status, 502, JSON.stringify(res.body));
+      assert.equal(res.body.code, 'PROVIDER_ERROR');
+      assert.match(res.body.error ?? '', new RegExp(`answer is larger than ${flood.cap}`));
+      await assertNothingKept(gateway);
+    });
+  }
 
   it('Images API: refuses an image of more than 100 megapixels undecoded, 502, nothing kept', async () => {
     const res = await post(viaImagesApi, 'ai_image_2', { prompt: 'bomb' });

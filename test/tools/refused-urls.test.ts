@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Config } from '../../core/config/config';
@@ -10,7 +8,8 @@ import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
-import { quadrantImage } from '../support/fake-providers';
+import { quadrantImage, startMediaServer } from '../support/fake-providers';
+import { uploadAttachment } from '../support/uploads';
 
 const DAY = 24 * 3_600_000;
 
@@ -27,7 +26,8 @@ describe('URLs the service will not fetch', function () {
   let gateway: TestGateway;
   let worker: TestWorker;
   let storageDir: string;
-  let canary: { server: Server; port: number; hits: number };
+  let media: Awaited<ReturnType<typeof startMediaServer>>;
+  let canaryUrl: string;
   let owner: TestUser;
   let caller: TestUser;
   let ownerKey: string;
@@ -44,12 +44,9 @@ describe('URLs the service will not fetch', function () {
     });
     worker = await startWorker({ config });
     gateway = await startGateway({ config });
-    const server = createServer((_req, res) => {
-      canary.hits++;
-      res.writeHead(200, { 'content-type': 'image/png' }).end();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    canary = { server, port: (server.address() as AddressInfo).port, hits: 0 };
+    // A loopback server a refused URL would reach, were it fetched.
+    media = await startMediaServer();
+    canaryUrl = media.add('x.png', await quadrantImage(4, 4), 'image/png');
     owner = await createTestUser();
     caller = await createTestUser();
     ownerKey = (await upload(owner)).key;
@@ -58,26 +55,11 @@ describe('URLs the service will not fetch', function () {
   after(async () => {
     await gateway?.close();
     await worker?.stop();
-    canary?.server.close();
+    await media?.close();
     await rm(storageDir, { recursive: true, force: true });
   });
 
-  async function upload(who: TestUser) {
-    const form = new FormData();
-    form.append('file', new Blob([await quadrantImage(40, 20)]), 'picture.png');
-    const res = await fetch(`${gateway.url}/api/v1/uploads`, {
-      method: 'POST',
-      headers: who.bearer,
-      body: form,
-    });
-    assert.equal(res.status, 201);
-    const attachment = ((await res.json()) as { attachments: { id: string; url: string }[] }).attachments[0];
-    const { rows } = await gateway.deps.db.pool.query<{ storageKey: string }>(
-      `SELECT "storageKey" FROM "Attachment" WHERE id = $1`,
-      [attachment?.id],
-    );
-    return { key: rows[0]?.storageKey ?? '', url: attachment?.url ?? '' };
-  }
+  const upload = async (who: TestUser) => uploadAttachment(gateway, who, await quadrantImage(40, 20));
 
   const post = async (route: string, body: unknown) => {
     const res = await fetch(`${gateway.url}${route}`, {
@@ -93,8 +75,8 @@ describe('URLs the service will not fetch', function () {
     const retired = { ...config, APP_SECRET: 'r'.repeat(40) };
     return {
       'a private address': 'http://10.0.0.1/x.png',
-      'a loopback address': `http://127.0.0.1:${canary.port}/x.png`,
-      'a name of loopback': `http://localhost:${canary.port}/x.png`,
+      'a loopback address': canaryUrl,
+      'a name of loopback': canaryUrl.replace('127.0.0.1', 'localhost'),
       'the metadata address': 'http://169.254.169.254/latest/meta-data/',
       'a link-local address': 'http://[fe80::1]/x.png',
       'a name that does not resolve': 'http://redis.internal.invalid/x.png',
@@ -114,7 +96,7 @@ describe('URLs the service will not fetch', function () {
 
   for (const [tool, input] of tools) {
     it(`answers every URL it will not fetch alike on ${tool}, fetching nothing and charging nothing`, async () => {
-      const hits = canary.hits;
+      const hits = media.hits(canaryUrl);
       const answers = [];
       for (const [why, url] of Object.entries(refused())) {
         const res = await post(`/api/v1/tools/${tool}`, input(url));
@@ -129,7 +111,7 @@ describe('URLs the service will not fetch', function () {
           { status: first?.status, body: first?.body },
           `${answer.why} is told apart from ${first?.why}`,
         );
-      assert.equal(canary.hits, hits, 'no request reached the loopback server');
+      assert.equal(media.hits(canaryUrl), hits, 'no request reached the loopback server');
       const { rows } = await gateway.deps.db.pool.query(
         `SELECT 1 FROM "CreditLedgerEntry" l JOIN "ToolCall" c ON c.id = l."toolCallId" WHERE c."userId" = $1`,
         [caller.userId],
