@@ -71,7 +71,8 @@ export interface FileUrl {
  * URL of any other host or path. Nothing is checked here: see verifyKeySignature.
  */
 export function fileUrlOf(config: Config, url: string): FileUrl | undefined {
-  if (!URL.canParse(url)) return undefined;
+  // Most strings read (every URL of a tool result, every turn's image_urls) are not ours.
+  if (!url.includes('/files/') || !URL.canParse(url)) return undefined;
   const given = new URL(url);
   const files = new URL(`${publicBaseUrl(config)}/files/`);
   if (given.hostname !== files.hostname || !given.pathname.startsWith(files.pathname)) return undefined;
@@ -95,8 +96,12 @@ export function fileUrlOf(config: Config, url: string): FileUrl | undefined {
  * expired, signed under a retired secret, or another user's.
  */
 export function readableFileKey(config: Config, file: FileUrl, reader: string): string | undefined {
-  if (!isKeyOf(file.key, reader) || !isValidKey(file.key)) return undefined;
+  if (!isReadersKey(file.key, reader)) return undefined;
   return verifyKeySignature(config, file.key, file.sig, file.exp) ? file.key : undefined;
+}
+
+function isReadersKey(key: string, reader: string): boolean {
+  return isKeyOf(key, reader) && isValidKey(key);
 }
 
 /**
@@ -107,8 +112,7 @@ export function readableFileKey(config: Config, file: FileUrl, reader: string): 
  */
 function refreshedUrl(config: Config, url: string, reader: string, now: number): string {
   const file = fileUrlOf(config, url);
-  if (!file || !isKeyOf(file.key, reader) || !isValidKey(file.key)) return url;
-  return signedFileUrl(config, file.key, now);
+  return file && isReadersKey(file.key, reader) ? signedFileUrl(config, file.key, now) : url;
 }
 
 /** A tool's result with its own file URLs (output and assets) signed afresh for `reader`. */
