@@ -25,7 +25,8 @@ import {
   type AgentStepInput,
   type AgentStepResult,
 } from '../workflows/agent.contract';
-import { refreshFileUrls } from '../core/storage/signing';
+import { toolOutputKey } from '../core/storage/keys';
+import { refreshContentBlocks } from '../core/storage/signing';
 import type { ActivityDeps } from './deps';
 
 /** Partial text reaches the snapshot at most this often, however fast the model streams. */
@@ -60,7 +61,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     );
     return Promise.all(
       found.map(async (a) => {
-        const storageKey = `tools/${userId}/${a.toolCallId}/${a.filename}`;
+        const storageKey = toolOutputKey(userId, a.toolCallId, a.filename);
         const object = await deps.storage.get(storageKey);
         object.body.destroy();
         return {
@@ -117,7 +118,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
     const messages = [
       // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-      ...gate.history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
+      ...gate.history.map((m) =>
+        toModelMessage(m.role, refreshContentBlocks(deps.config, m.contentBlocks, gate.userId)),
+      ),
       ...input.turnMessages,
     ];
     const reply = await streamModelReply(deps, {

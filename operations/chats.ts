@@ -19,7 +19,7 @@ import {
   type MessageListQuery,
 } from '../core/schemas/chats';
 import { page } from '../core/schemas/common';
-import { refreshFileUrls } from '../core/storage/signing';
+import { refreshContentBlocks } from '../core/storage/signing';
 import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
 import { heldOpen, type Streams } from './streams';
@@ -94,12 +94,12 @@ export function createChatsOperations(
     },
 
     async listMessages(caller: Caller, chatId: string, query: MessageListQuery): Promise<Page<MessageDto>> {
-      return messagesOf(await findChat(caller, chatId), query);
+      return messagesOf(caller, await findChat(caller, chatId), query);
     },
 
     /** The chat's resource: the chat, and its latest RESOURCE_MESSAGES messages, oldest first. */
     async chatResource(caller: Caller, chatId: string): Promise<ChatResource> {
-      return resourceOf(await findChat(caller, chatId));
+      return resourceOf(caller, await findChat(caller, chatId));
     },
 
     /**
@@ -127,7 +127,7 @@ export function createChatsOperations(
     const wakes = wakeUps(signal);
     let chat = await findChat(caller, chatId);
     while (!signal.aborted) {
-      yield await resourceOf(chat);
+      yield await resourceOf(caller, chat);
       // The whole row, not `updatedAt` alone: two changes that began in one millisecond share it.
       const seen = JSON.stringify(toChatDto(chat));
       const readAgainAt = Date.now() + deps.config.STREAM_HEARTBEAT_INTERVAL;
@@ -138,21 +138,27 @@ export function createChatsOperations(
     }
   }
 
-  async function resourceOf(chat: ChatRow): Promise<ChatResource> {
-    const latest = await messagesOf(chat, { limit: RESOURCE_MESSAGES, order: 'desc' });
+  async function resourceOf(caller: Caller, chat: ChatRow): Promise<ChatResource> {
+    const latest = await messagesOf(caller, chat, { limit: RESOURCE_MESSAGES, order: 'desc' });
     // The latest, shown oldest first as get_messages pages them.
     return { chat: toChatDto(chat), messages: latest.data.toReversed() };
   }
 
-  async function messagesOf(chat: ChatRow, query: MessageListQuery): Promise<Page<MessageDto>> {
+  async function messagesOf(
+    caller: Caller,
+    chat: ChatRow,
+    query: MessageListQuery,
+  ): Promise<Page<MessageDto>> {
     const { messages, attachments } = await selectMessages(pool, chat.id, query);
     const result = page(messages, query.limit, (row) => ({ at: row.createdAt, id: row.id }));
     const byMessage = new Map<string, AttachmentRow[]>();
     for (const a of attachments) byMessage.set(a.messageId, [...(byMessage.get(a.messageId) ?? []), a]);
     return {
-      data: result.data.map((m) =>
-        refreshFileUrls(deps.config, toMessageDto(deps.storage, m, byMessage.get(m.id) ?? [])),
-      ),
+      data: result.data.map((m) => {
+        const dto = toMessageDto(deps.storage, m, byMessage.get(m.id) ?? []);
+        const contentBlocks = refreshContentBlocks(deps.config, dto.contentBlocks, caller.userId);
+        return contentBlocks === dto.contentBlocks ? dto : { ...dto, contentBlocks };
+      }),
       nextCursor: result.nextCursor,
     };
   }

@@ -7,6 +7,7 @@ import { RouteTable } from './http/route-table';
 import { apiKeyGuard, consoleGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
+import { transportSecurity } from './middleware/transport-security';
 import { registerChatsRoutes } from './routes/chats';
 import { registerDocsRoutes } from './routes/docs';
 import { registerFilesRoutes } from './routes/files';
@@ -38,6 +39,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // The route table sets ETags itself (see RouteTable.add).
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY);
+  const hsts = transportSecurity(deps.config);
+  if (hsts) app.use(hsts);
 
   app.use(observeRequests(deps.logger));
 

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfigOrExit } from '../../core/config/config';
+import { loadConfigOrExit, operatorHost } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createNotificationHub } from '../../core/db/notification-hub';
 import { createLogger } from '../../core/logging/logger';
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   );
   const http = await startWorkerHttp({
     port: config.WORKER_HTTP_PORT,
-    host: config.HOST,
+    host: operatorHost(config),
     token: config.METRICS_TOKEN,
     worker,
     db,

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { FAULT_POINTS } from './fault-points';
@@ -154,6 +154,11 @@ export const configSchema = z
     METRICS_PORT: port(9464),
     /** When set, the operator endpoints require `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /**
+     * The address of the operator ports (METRICS_PORT, WORKER_HTTP_PORT). Unset: HOST when
+     * METRICS_TOKEN is set, else 127.0.0.1 (see operatorHost). Beyond loopback it needs the token.
+     */
+    METRICS_HOST: optionalString,
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
     /**
@@ -344,6 +349,8 @@ export const configSchema = z
     FFMPEG_MAX_MEMORY_BYTES: positiveInt(4 * 1024 * 1024 * 1024),
     MERGE_MAX_INPUT_SECONDS: positiveInt(600),
     MERGE_MAX_TOTAL_BYTES: positiveInt(200 * 1024 * 1024),
+    /** The largest video merge_videos writes: ffmpeg stops there (-fs), and the call is refused. */
+    MERGE_MAX_OUTPUT_BYTES: positiveInt(512 * 1024 * 1024),
     FETCH_MAX_BYTES: positiveInt(200 * 1024 * 1024),
     /**
      * An input image (crop_image, ai_image_2 edits) is read into memory: at most this many bytes
@@ -381,6 +388,15 @@ export const configSchema = z
           message: 'is for development and tests only and may not be true when NODE_ENV=production',
         });
       }
+    }
+    // Metrics name routes, tools and queues, and /health/details the workers: open to any network
+    // only behind a token.
+    if (c.METRICS_HOST !== undefined && !isLoopbackHost(c.METRICS_HOST) && !c.METRICS_TOKEN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['METRICS_HOST'],
+        message: 'beyond loopback needs METRICS_TOKEN: set it, or leave METRICS_HOST unset (127.0.0.1)',
+      });
     }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
       ctx.addIssue({
@@ -427,6 +443,21 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 /** APP_SECRET first (it seals and signs), then APP_SECRET_PREVIOUS (they only open and verify). */
 export function appSecrets(config: Pick<Config, 'APP_SECRET' | 'APP_SECRET_PREVIOUS'>): string[] {
   return [config.APP_SECRET, ...config.APP_SECRET_PREVIOUS];
+}
+
+/** Whether a listening address is this host's loopback only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (isIPv4(bare) && bare.startsWith('127.'));
+}
+
+/**
+ * Where the operator ports listen: METRICS_HOST when set; else HOST when METRICS_TOKEN guards
+ * them; else loopback, so that a HOST of every interface (its default) never opens metrics and
+ * the workers' details to the network without a token.
+ */
+export function operatorHost(config: Pick<Config, 'HOST' | 'METRICS_HOST' | 'METRICS_TOKEN'>): string {
+  return config.METRICS_HOST ?? (config.METRICS_TOKEN ? config.HOST : '127.0.0.1');
 }
 
 export function publicBaseUrl(config: Config): string {

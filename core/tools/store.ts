@@ -1,5 +1,7 @@
+import { createReadStream } from 'node:fs';
 import type { ToolAsset } from '../schemas/events';
 import { releaseStorage, reserveStorage } from '../storage/store';
+import { toolOutputKey } from '../storage/keys';
 import type { ToolContext } from './types';
 
 /**
@@ -10,17 +12,28 @@ import type { ToolContext } from './types';
 export async function storeOutput(
   ctx: Pick<ToolContext, 'storage' | 'userId' | 'toolCallId' | 'db' | 'config'>,
   filename: string,
-  body: Buffer,
+  body: Buffer | { file: string; size: number },
   mimeType: string,
 ): Promise<ToolAsset> {
-  const key = `tools/${ctx.userId}/${ctx.toolCallId}/${filename}`;
+  const key = toolOutputKey(ctx.userId, ctx.toolCallId, filename);
+  const size = Buffer.isBuffer(body) ? body.length : body.size;
   await reserveStorage(ctx.db.pool, {
     userId: ctx.userId,
-    files: [{ storageKey: key, sizeBytes: body.length }],
+    files: [{ storageKey: key, sizeBytes: size }],
     maxBytes: ctx.config.MAX_STORED_BYTES_PER_USER,
   });
   try {
-    await ctx.storage.put(key, body, { contentType: mimeType, size: body.length });
+    if (Buffer.isBuffer(body)) {
+      await ctx.storage.put(key, body, { contentType: mimeType, size });
+    } else {
+      // A file (a merged video) is streamed into storage, never read into memory whole.
+      const stream = createReadStream(body.file);
+      try {
+        await ctx.storage.put(key, stream, { contentType: mimeType, size });
+      } finally {
+        stream.destroy();
+      }
+    }
   } catch (err) {
     await releaseStorage(ctx.db.pool, [key]).catch(() => undefined);
     throw err;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Config } from '../config/config';
 import type { Database } from '../db/client';
+import { attachmentKey } from '../storage/keys';
 import type { ObjectStorage } from '../storage/storage';
 import { releaseStorage, reserveStorage } from '../storage/store';
 import type { ReceivedFile } from './receive';
@@ -47,7 +48,7 @@ export async function putObjects(
     row: {
       id: randomUUID(),
       userId,
-      storageKey: `attachments/${userId}/${randomUUID()}`,
+      storageKey: attachmentKey(userId, randomUUID()),
       filename: file.filename,
       mimeType: file.mimeType,
       sizeBytes: BigInt(file.size),

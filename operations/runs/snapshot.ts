@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../core/errors/app-error';
 import { selectRunSnapshot } from '../../core/runs/store';
 import { toRunSnapshot, type RunSnapshot } from '../../core/schemas/runs';
-import { refreshFileUrls } from '../../core/storage/signing';
+import { refreshToolResult } from '../../core/storage/signing';
 import { modelStepActivity, PLAN_WAIT_ACTIVITY } from '../../workflows/agent.contract';
 import type { OperationDeps } from '../deps';
 
@@ -26,7 +26,11 @@ export async function loadSnapshotAt(
   const row = await selectRunSnapshot(deps.db.pool, ids);
   if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
   if (!row.run) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
-  const snapshot = refreshFileUrls(deps.config, toRunSnapshot(row.run));
+  const snapshot = toRunSnapshot(row.run);
+  snapshot.toolCalls = snapshot.toolCalls.map((call) => {
+    const result = refreshToolResult(deps.config, call.result, ids.userId);
+    return result === call.result ? call : { ...call, result };
+  });
   snapshot.activity = activityOf(snapshot);
   return { snapshot, eventSeq: Number(row.run.eventSeq ?? 0) };
 }

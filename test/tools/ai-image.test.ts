@@ -8,6 +8,7 @@ import type { Database } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import type { ObjectStorage } from '../../core/storage/storage';
+import { signedFileUrl } from '../../core/storage/signing';
 import { runAiImage } from '../../core/tools/ai-image';
 import { parseToolInput } from '../../core/tools/registry';
 import type { ToolContext } from '../../core/tools/types';
@@ -153,6 +154,31 @@ describe('ai_image_2 providers', () => {
     } finally {
       await fake.close();
       other.close();
+    }
+  });
+
+  it("prediction: hands the provider a file URL of ours only when it names the caller's own file", async () => {
+    const fake = await startFakePredictionServer({ pollsBeforeDone: 1 });
+    try {
+      const { ctx } = context({
+        IMAGE_PROVIDER: 'prediction',
+        PREDICTION_API_URL: fake.url,
+        PROVIDER_POLL_INTERVAL: '10ms',
+        PUBLIC_BASE_URL: 'https://chat.example.test',
+      });
+      const theirs = signedFileUrl(ctx.config, 'attachments/user-2/picture');
+      await assert.rejects(
+        runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: theirs }), ctx),
+        { type: 'INVALID_REQUEST', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
+      );
+      assert.equal(fake.created.length, 0, 'the provider is not asked');
+      const mine = signedFileUrl(ctx.config, 'attachments/user-1/picture');
+      await runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: mine }), ctx);
+      assert.deepEqual((fake.created[0]?.body as { input: { image_input: string[] } }).input.image_input, [
+        mine,
+      ]);
+    } finally {
+      await fake.close();
     }
   });
 
