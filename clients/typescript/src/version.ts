@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'a5aaa69b3fef31f401f5518d708275b065bc714cf2faa3598457fab81bb324e7',
+  sha256: 'e8769b36fca5ca96e192ca9b504a390aaeecf7fdb446b3a5dbc2119b4255b040',
 } as const;
