@@ -37,7 +37,8 @@ export async function selectChats(
     where.push(`("activityAt", id) < (${bind(after.at)}, ${bind(after.id)})`);
   }
   if (query.q !== undefined) where.push(`title ILIKE ${bind(likePattern(query.q))}`);
-  if (query.favorite !== undefined) where.push(`"isFavorite" = ${bind(query.favorite)}`);
+  // A literal, not a parameter: the planner matches the favourites' partial index only to it.
+  if (query.favorite !== undefined) where.push(query.favorite ? '"isFavorite"' : 'NOT "isFavorite"');
   const { rows } = await pool.query<ChatRow>(
     `SELECT ${CHAT_COLUMNS} FROM "Chat" WHERE ${where.join(' AND ')}
      ORDER BY "activityAt" DESC, id DESC LIMIT ${bind(query.limit + 1)}`,
