@@ -18,7 +18,9 @@ async function main(): Promise<void> {
   const generated = await generateDatabase(url, scale, (line) => console.log(`  ${line}`));
   const mib = (b: number) => (b / 1024 / 1024).toFixed(0);
   for (const t of generated.tables)
-    console.log(`  ${t.table}: ${t.rows.toLocaleString('en')} rows, ${mib(t.bytes)} MiB (indexes ${mib(t.indexBytes)})`);
+    console.log(
+      `  ${t.table}: ${t.rows.toLocaleString('en')} rows, ${mib(t.bytes)} MiB (indexes ${mib(t.indexBytes)})`,
+    );
   console.log(
     `bench:generate: ${mib(generated.databaseBytes)} MiB in ${generated.seconds.toFixed(0)} s (scale ${scale})`,
   );

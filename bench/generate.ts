@@ -45,7 +45,9 @@ export const WORDS = Array.from(
 export const COMMON_TITLE_WORD = WORDS[137] as string;
 
 export interface Sizes {
+  /** Accounts; the first `chatUsers` of them (the heavy user first) hold the chats. */
   users: number;
+  chatUsers: number;
   chats: number;
   /** Chats of the heavy user (the long chat among them). */
   heavyChats: number;
@@ -53,6 +55,8 @@ export interface Sizes {
   longChatRuns: number;
   /** Users (the heavy user first) with a webhook endpoint each. */
   endpointUsers: number;
+  /** Console sessions, a third of them live; the rest expired, some long ago. */
+  sessions: number;
   directToolCalls: number;
   unattachedUploads: number;
   idempotencyKeys: number;
@@ -62,18 +66,22 @@ export interface Sizes {
 
 export function sizesAt(scale: number): Sizes {
   if (!(scale > 0) || scale > 10) throw new Error(`the scale must be above 0 and at most 10, not ${scale}`);
+  // The tables that stay small whatever the scale keep thousands of rows at any: the plan test's
+  // planner must not find one small enough that reading it whole is the cheaper plan.
   const at = (n: number, min: number) => Math.max(min, Math.round(n * scale));
   return {
-    users: at(10_000, 20),
+    users: at(10_000, 10_000),
+    chatUsers: at(10_000, 20),
     chats: at(200_000, 200),
     heavyChats: at(50_000, 50),
     longChatRuns: at(5_000, 50),
     endpointUsers: at(500, 2),
-    directToolCalls: at(20_000, 20),
-    unattachedUploads: at(5_000, 10),
-    idempotencyKeys: at(10_000, 10),
-    oauthClients: at(50, 2),
-    oauthGrants: at(2_000, 6),
+    sessions: at(30_000, 10_000),
+    directToolCalls: at(20_000, 2_000),
+    unattachedUploads: at(5_000, 2_000),
+    idempotencyKeys: at(10_000, 10_000),
+    oauthClients: at(50, 10),
+    oauthGrants: at(2_000, 2_000),
   };
 }
 
@@ -139,7 +147,8 @@ export async function generateDatabase(
   const steps: GenerateStep[] = [];
   try {
     const { rows } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM "User") AS any');
-    if (rows[0]?.any) throw new Error('the database already holds users: the generator fills an empty one only');
+    if (rows[0]?.any)
+      throw new Error('the database already holds users: the generator fills an empty one only');
     // Nothing here needs to survive a crash before the end; the temp tables are large.
     await db.query(`SET synchronous_commit = off`);
     await db.query(`SET temp_buffers = '512MB'`);
@@ -159,7 +168,8 @@ export async function generateDatabase(
     const total = (performance.now() - started) / 1000;
     const tables = await tableSizes(db);
     const databaseBytes = Number(
-      (await db.query<{ bytes: string }>('SELECT pg_database_size(current_database()) AS bytes')).rows[0]?.bytes,
+      (await db.query<{ bytes: string }>('SELECT pg_database_size(current_database()) AS bytes')).rows[0]
+        ?.bytes,
     );
     return { scale, sizes, seconds: total, steps, tables, databaseBytes };
   } finally {
@@ -191,8 +201,9 @@ async function tableSizes(db: Client): Promise<TableSize[]> {
 function plan(s: Sizes): [string, string | string[]][] {
   const U = s.users;
   const H = s.heavyChats;
+  const CU = s.chatUsers;
   const id = (label: string, x: string) => `md5('${label}:' || (${x}))::uuid`;
-  const userOf = (c: string) => `CASE WHEN ${c} < ${H} THEN 0 ELSE 1 + (${c} - ${H}) % ${U - 1} END`;
+  const userOf = (c: string) => `CASE WHEN ${c} < ${H} THEN 0 ELSE 1 + (${c} - ${H}) % ${CU - 1} END`;
   // A run's number: its chat's times 2^20 plus its place in the chat.
   const runKey = `(c::int8 * 1048576 + k)`;
   const sliceCount = Math.max(1, Math.ceil((s.chats * 8) / 200_000));
@@ -231,15 +242,15 @@ function plan(s: Sizes): [string, string | string[]][] {
          FROM generate_series(0, ${U - 1}) u`,
     ],
     [
-      // One live session per user and two that have expired, some of them long ago.
+      // A third live, the rest expired, some of them long ago; spread over the users.
       'sessions',
       `INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt", "createdAt")
-       SELECT ${id('session', 'u * 3 + i')}, ${id('user', 'u')}, md5('sessionhash:' || (u * 3 + i)),
-              CASE WHEN i = 0 THEN $1::timestamptz + interval '6 days'
-                   ELSE $1::timestamptz - interval '1 day' * (1 + ${h('u * 3 + i', 300)}) END,
-              CASE WHEN i = 0 THEN $1::timestamptz - interval '1 day'
-                   ELSE $1::timestamptz - interval '1 day' * (8 + ${h('u * 3 + i', 300)}) END
-         FROM generate_series(0, ${U - 1}) u, generate_series(0, 2) i`,
+       SELECT ${id('session', 'i')}, ${id('user', `i % ${U}`)}, md5('sessionhash:' || i),
+              CASE WHEN i % 3 = 0 THEN $1::timestamptz + interval '6 days'
+                   ELSE $1::timestamptz - interval '1 day' * (1 + ${h('i', 300)}) END,
+              CASE WHEN i % 3 = 0 THEN $1::timestamptz - interval '1 day'
+                   ELSE $1::timestamptz - interval '1 day' * (8 + ${h('i', 300)}) END
+         FROM generate_series(0, ${s.sessions - 1}) i`,
     ],
     [
       'oauth clients',
@@ -268,13 +279,14 @@ function plan(s: Sizes): [string, string | string[]][] {
     [
       // Each chat's plan: its user, its runs (1 to 15; the long chat's many), when they happened
       // (one session of turns a few minutes apart, anywhere in the last year; the long chat's over
-      // the whole year), its title (three of WORDS), and whether it is a favourite or deleted.
+      // the whole year), its title (three of WORDS), and whether it is a favourite (3 % of chats;
+      // 0.2 % of the heavy user's, who keeps a hundred of fifty thousand) or deleted (2 %).
       'plan of the chats',
       `CREATE TEMP TABLE g_chat AS
        SELECT c, ${id('chat', 'c')} AS id, ${id('user', userOf('c'))} AS user_id,
               n, gap, $1::timestamptz - interval '1 hour' - gap * n - interval '360 days' * ${h('c * 64 + 2', 1_000_000)} / 1000000.0 * (c > 0)::int AS start,
               ${pick(WORDS, 'c * 64 + 4')} || ' ' || ${pick(WORDS, 'c * 64 + 5')} || ' ' || ${pick(WORDS, 'c * 64 + 6')} AS title,
-              c > 0 AND ${h('c * 64 + 7', 100)} < 5 AS favorite,
+              c > 0 AND ${h('c * 64 + 7', 1000)} < CASE WHEN c < ${H} THEN 2 ELSE 30 END AS favorite,
               c > 0 AND ${h('c * 64 + 8', 100)} < 2 AS deleted,
               ${h('c * 64 + 9', 90)} AS deleted_after_days
          FROM generate_series(0, ${s.chats - 1}) c
@@ -402,8 +414,8 @@ function plan(s: Sizes): [string, string | string[]][] {
         // Direct calls (the tools route, MCP), of no chat.
         `INSERT INTO "ToolCall" (id, "userId", "toolName", via, status, input, result, "providerRunId", "creditCost",
                                  "creditReserved", "durationMs", "startedAt", "finishedAt")
-         SELECT ${id('directtool', 'i')}, ${id('user', `i % ${U}`)}, 'crop_image', 'rest', 'SUCCEEDED', ${cropInput(id('directupload', 'i'))},
-                ${toolResult(id('directtool', 'i'), id('user', `i % ${U}`))}, 'sharp-' || i, 1, 1, 840, at, at + interval '840 milliseconds'
+         SELECT ${id('directtool', 'i')}, ${id('user', `i % ${CU}`)}, 'crop_image', 'rest', 'SUCCEEDED', ${cropInput(id('directupload', 'i'))},
+                ${toolResult(id('directtool', 'i'), id('user', `i % ${CU}`))}, 'sharp-' || i, 1, 1, 840, at, at + interval '840 milliseconds'
            FROM generate_series(0, ${s.directToolCalls - 1}) i
           CROSS JOIN LATERAL (SELECT $1::timestamptz - interval '365 days' * ${h('i', 1_000_000)} / 1000000.0 AS at) t
           ORDER BY at`,
@@ -470,7 +482,7 @@ function plan(s: Sizes): [string, string | string[]][] {
                 100000 + ${h(`${runKey} * 16 + 10`, 400000)}, finished
            FROM g_run WHERE tool AND status = 'COMPLETE' ORDER BY finished`,
         `INSERT INTO "Attachment" (id, "userId", "storageKey", filename, "mimeType", "sizeBytes", "createdAt")
-         SELECT ${id('unattached', 'i')}, ${id('user', `i % ${U}`)}, 'attachments/' || ${id('user', `i % ${U}`)} || '/' || ${id('unattachedkey', 'i')},
+         SELECT ${id('unattached', 'i')}, ${id('user', `i % ${CU}`)}, 'attachments/' || ${id('user', `i % ${CU}`)} || '/' || ${id('unattachedkey', 'i')},
                 'photo.jpg', 'image/jpeg', 300000, $1::timestamptz - interval '14 days' * ${h('i', 1_000_000)} / 1000000.0
            FROM generate_series(0, ${s.unattachedUploads - 1}) i ORDER BY 7`,
       ],
@@ -541,7 +553,7 @@ function plan(s: Sizes): [string, string | string[]][] {
       // Keys sent over the last two days: half are past their 24 hours.
       'idempotency keys',
       `INSERT INTO "IdempotencyKey" ("userId", key, operation, fingerprint, owner, outcome, "lockedUntil", "createdAt")
-       SELECT ${id('user', `i % ${U}`)}, ${id('idemkey', 'i')}::text, 'sendMessage', md5('fingerprint:' || i),
+       SELECT ${id('user', `i % ${CU}`)}, ${id('idemkey', 'i')}::text, 'sendMessage', md5('fingerprint:' || i),
               ${id('owner', 'i')}, jsonb_build_object('ok', true, 'value', jsonb_build_object('status', 'queued')),
               at + interval '30 seconds', at
          FROM generate_series(0, ${s.idempotencyKeys - 1}) i

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { CUTOFF } from '../db/retention';
 
 /**
  * The OAuth feature's SQL: registered clients, one-time codes and grants. Tokens and codes arrive
@@ -232,4 +233,21 @@ export async function revokeGrant(
           [by.clientId, by.tokenHash],
         );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Deletes a batch of grants that ended (revoked, or their refresh token expired) longer than
+ * `keptMs` ago, with their spent refresh tokens; answers how many. A live grant is never read.
+ */
+export async function deleteEndedGrants(pool: Pool, keptMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "OAuthGrant"
+      WHERE id = ANY(ARRAY(
+              (SELECT id FROM "OAuthGrant" WHERE "revokedAt" < ${CUTOFF} ORDER BY "revokedAt" LIMIT $2)
+              UNION
+              (SELECT id FROM "OAuthGrant" WHERE "refreshExpiresAt" < ${CUTOFF} ORDER BY "refreshExpiresAt" LIMIT $2)))
+        AND ("revokedAt" < ${CUTOFF} OR "refreshExpiresAt" < ${CUTOFF})`,
+    [keptMs, batch],
+  );
+  return rowCount ?? 0;
 }

@@ -7,11 +7,9 @@ import {
   listStaleRuns,
   listUnfinishedRuns,
   markRunsChecked,
-  pruneRunEvents,
   type UnfinishedRun,
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
-import { deleteExpiredKeys } from '../../core/idempotency/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
@@ -22,6 +20,7 @@ import { repeatEvery } from '../../core/process/loop';
 import { startDeliveries, startDelivery, starterOf } from '../../workflows/client';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
 import type { OperationDeps } from '../deps';
+import { createRetention, type RetentionReport } from '../retention';
 
 const INTERVAL_MS = 5_000;
 /** Visibility lags a closing execution by a moment: each look reaches back over the last one. */
@@ -43,10 +42,8 @@ export interface ReconcilePass {
   runsEnded: number;
   deliveriesStarted: number;
   signalsResent: number;
-  /** Idempotency keys past their 24 hours, deleted. */
-  idempotencyKeysExpired: number;
-  /** Live-stream events of runs finished longer than RUN_EVENTS_RETENTION ago, deleted. */
-  runEventsPruned: number;
+  /** What the retention pass deleted (housekeeping, not a repair: not counted). */
+  retention: RetentionReport;
 }
 
 /**
@@ -62,6 +59,7 @@ export function startReconciler(
 ): { stop(): Promise<void>; pass(): Promise<ReconcilePass | null> } {
   let lookedAt = Date.now() - FIRST_LOOKBACK_MS;
   const starter = starterOf(deps);
+  const retention = createRetention(deps);
 
   const endRun = async (run: UnfinishedRun, why: string, kind: string) => {
     const ended = await finishRun(deps.db.pool, {
@@ -186,8 +184,7 @@ export function startReconciler(
           runsEnded: (await closedExecutions(lookedAt - LOOKBACK_OVERLAP_MS)) + (await staleRuns()),
           deliveriesStarted: await undeliveredEvents(),
           signalsResent: await lostSignals(),
-          idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
-          runEventsPruned: await pruneRunEvents(deps.db.pool, deps.config.RUN_EVENTS_RETENTION),
+          retention: await retention.pass(),
         };
         lookedAt = startedAt;
         return report;
