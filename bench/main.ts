@@ -10,6 +10,7 @@ import { listenerOf } from '../core/process/procfs';
 import { backgroundNiceSetting, lowerAutogroup } from '../core/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
+import { bigDbRows } from './bigdb';
 import { startBare, type BareStack } from './bare';
 import { engineOf, startClusterEngine } from './engine';
 import { openBench, startServiceProcesses, type Bench } from './context';
@@ -113,6 +114,12 @@ async function run(bench: Bench, results: Results): Promise<void> {
   }
   if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
   if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams));
+  if (selection.has('bigdb')) {
+    const big = await bigDbRows(bench);
+    results.rows.push(...big.rows);
+    results.tables.push(...big.tables);
+    Object.assign(results.data, big.data);
+  }
   if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
 }
 
