@@ -21,11 +21,23 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { migrate } from '../core/db/migrator';
 
-/** The uuid the generator gives `label` (PostgreSQL's `md5(label)::uuid`). */
+/**
+ * The uuid the generator gives `label`: its md5, with the version and variant digits a uuid must
+ * have (the API refuses any other), as `uuidOf` computes it in SQL.
+ */
 export function generatedId(label: string): string {
   const hex = createHash('md5').update(label).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const version = '12345678'['09abcdef'.indexOf(hex[12] as string)] ?? hex[12];
+  const variant = '89ab'['0123456789abcdef'.indexOf(hex[16] as string) % 4];
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${version}${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20)}`;
 }
+
+/** generatedId in SQL, of the text expression `label`. */
+const uuidOf = (label: string) => {
+  const m = `md5(${label})`;
+  return `(substr(${m}, 1, 12) || translate(substr(${m}, 13, 1), '09abcdef', '12345678') || substr(${m}, 14, 3)
+           || translate(substr(${m}, 17, 1), '0123456789abcdef', '89ab89ab89ab89ab') || substr(${m}, 18))::uuid`;
+};
 
 /** The user with the most chats (a quarter of them), and the chat of 10,000 messages (at scale 1), theirs. */
 export const HEAVY_USER_ID = generatedId('user:0');
@@ -257,7 +269,7 @@ function plan(s: Sizes): [string, string | string[]][] {
   const U = s.users;
   const H = s.heavyChats;
   const CU = s.chatUsers;
-  const id = (label: string, x: string) => `md5('${label}:' || (${x}))::uuid`;
+  const id = (label: string, x: string) => uuidOf(`'${label}:' || (${x})`);
   const userOf = (c: string) => `CASE WHEN ${c} < ${H} THEN 0 ELSE 1 + (${c} - ${H}) % ${CU - 1} END`;
   // A run's number: its chat's times 2^20 plus its place in the chat.
   const runKey = `(c::int8 * 1048576 + k)`;
@@ -475,7 +487,7 @@ function plan(s: Sizes): [string, string | string[]][] {
           CROSS JOIN LATERAL (SELECT $1::timestamptz - interval '365 days' * ${h('i', 1_000_000)} / 1000000.0 AS at) t
           ORDER BY at`,
         `INSERT INTO "CreditLedgerEntry" (id, "userId", "toolCallId", amount, reason, "createdAt")
-         SELECT md5('ledger:' || t.id)::uuid, t."userId", t.id, 1, 'tool:crop_image', t."finishedAt"
+         SELECT ${uuidOf(`'ledger:' || t.id`)}, t."userId", t.id, 1, 'tool:crop_image', t."finishedAt"
            FROM "ToolCall" t WHERE t.status = 'SUCCEEDED' ORDER BY t."finishedAt"`,
         `INSERT INTO "Waitpoint" (id, "runId", type, status, plan, "expiresAt", "createdAt", "resolvedAt",
                                   "decidedByUserId", "decidedVia", "decidedAt")
@@ -560,7 +572,7 @@ function plan(s: Sizes): [string, string | string[]][] {
         (from, to) =>
           `INSERT INTO "WebhookDelivery" (id, "endpointId", event, "idempotencyKey", "envelopeId", payload, status,
                                           "createdAt", "updatedAt", "deliveredAt")
-           SELECT md5('delivery:' || d.key || ':' || d.event)::uuid, d.endpoint, d.event, d.key,
+           SELECT ${uuidOf(`'delivery:' || d.key || ':' || d.event`)}, d.endpoint, d.event, d.key,
                   'wh:' || d.endpoint || ':' || d.event || ':' || d.key,
                   jsonb_build_object('id', 'wh:' || d.endpoint || ':' || d.event || ':' || d.key, 'event', d.event,
                     'createdAt', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', d.data),
@@ -589,7 +601,7 @@ function plan(s: Sizes): [string, string | string[]][] {
       'webhook attempts',
       `INSERT INTO "WebhookAttempt" (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error,
                                      "responseBody", "signedContent", "requestHeaders")
-       SELECT md5('attempt:' || d.id || ':' || a)::uuid, d.id, 1, a, d."createdAt" + interval '5 seconds' * (a - 1),
+       SELECT ${uuidOf(`'attempt:' || d.id || ':' || a`)}, d.id, 1, a, d."createdAt" + interval '5 seconds' * (a - 1),
               120 + ${h(`('x' || left(md5(d.id::text), 7))::bit(28)::int + a`, 300)},
               CASE WHEN a = n THEN (CASE WHEN d.status = 'DELIVERED' THEN 200 ELSE 500 END) ELSE 500 END,
               CASE WHEN a = n AND d.status = 'DELIVERED' THEN NULL ELSE 'The endpoint answered 500.' END,
