@@ -59,8 +59,13 @@ import { testStack } from '../../testkit/stack';
  * so a plan that scans or walks past rows here does so at any size.
  */
 
-/** Small enough for CI (well under a minute to generate); PLAN_TEST_SCALE=1 checks the full size. */
+/**
+ * Small enough for CI (well under a minute to generate). PLAN_TEST_SCALE=1 checks the full size;
+ * PLAN_TEST_DATABASE_URL, a database generated before (npm run bench:generate), is checked as it is
+ * (every statement's effect rolled back).
+ */
 const SCALE = Number(process.env.PLAN_TEST_SCALE ?? '0.02');
+const GENERATED_URL = process.env.PLAN_TEST_DATABASE_URL;
 
 /** The tables that grow with use: none may be read whole. */
 const LARGE_TABLES = new Set([
@@ -185,9 +190,11 @@ describe('plans of the hot statements on a generated database', function () {
   };
 
   before(async () => {
-    const stack = await testStack();
-    const url = await stack.createDatabase('plans');
-    await generateDatabase(url, SCALE);
+    let url = GENERATED_URL;
+    if (!url) {
+      url = await (await testStack()).createDatabase('plans');
+      await generateDatabase(url, SCALE);
+    }
     db = createDatabase({ url, poolSize: 2 });
     const one = async <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => {
       const row = (await db.pool.query<T>(text, values)).rows[0];
@@ -290,9 +297,13 @@ describe('plans of the hot statements on a generated database', function () {
       'title search, no match',
       check((r) => selectChats(r.pool, H, { limit: 20, q: 'zqxj' })),
     );
+    // The trigram index finds the user's matches unordered: the page is the newest of them all,
+    // so a common word reads every chat of the user it is in (1 % of them: at full size 477 rows
+    // for 21), a cost that grows with the user's matches but not with the database or the user's
+    // other chats. Its plan is checked here; its time is the bench's row.
     it(
       'title search, a word in 1 % of titles',
-      check((r) => selectChats(r.pool, H, { limit: 20, q: COMMON_TITLE_WORD })),
+      check((r) => selectChats(r.pool, H, { limit: 20, q: COMMON_TITLE_WORD }), { readCheck: false }),
     );
     it(
       'favourites',
@@ -487,6 +498,35 @@ describe('plans of the hot statements on a generated database', function () {
         assert.equal(await softDeleteChat(r.pool, H, chatId), true);
         await requestChatRunCancel(r.pool, chatId);
       }),
+    );
+  });
+
+  // A row's deletion runs its foreign keys' actions (cascade, set null) as statements of their own,
+  // which no plan above shows: each finds the referencing rows by an index leading with its columns.
+  it('every foreign key to a table whose rows are deleted leads an index', async () => {
+    const { rows } = await db.pool.query<{ fk: string }>(
+      `SELECT c.conrelid::regclass::text || '.' || c.conname AS fk
+         FROM pg_constraint c
+        WHERE c.contype = 'f' AND c.confrelid::regclass::text = ANY($1)
+          AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid
+                             AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] = c.conkey)
+        ORDER BY 1`,
+      [
+        [
+          '"Chat"',
+          '"Message"',
+          '"Run"',
+          '"Attachment"',
+          '"ToolCall"',
+          '"WebhookDelivery"',
+          '"Session"',
+          '"OAuthGrant"',
+        ],
+      ],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.fk),
+      [],
     );
   });
 

@@ -29,6 +29,10 @@ CREATE INDEX "WebhookDelivery_createdAt_idx" ON "WebhookDelivery"("createdAt");
 CREATE INDEX "WebhookAttempt_content_startedAt_idx" ON "WebhookAttempt"("startedAt")
   WHERE "signedContent" IS NOT NULL OR "requestHeaders" IS NOT NULL;
 
+-- A chat's purge deletes its row last: the tool calls that name it (direct calls of that chat) are
+-- found by this, not by reading every call (ON DELETE SET NULL).
+CREATE INDEX "ToolCall_chatId_idx" ON "ToolCall"("chatId");
+
 -- Expired sessions; revoked or expired OAuth grants; uploads never attached to a message.
 CREATE INDEX "Session_expiresAt_idx" ON "Session"("expiresAt");
 CREATE INDEX "OAuthGrant_revokedAt_idx" ON "OAuthGrant"("revokedAt");
