@@ -178,12 +178,15 @@ async function emptySide(bench: Bench, url: string, receiverUrl: string): Promis
     await client.pollUntil(sent, isTerminal, 20);
     return sent;
   };
-  // Texts of the generated ones' length and words, so a page of messages weighs about the same.
+  // Texts of the generated ones' length and words, so a page of messages weighs about the same;
+  // its chats' titles (their first texts') all hold the searched word, so its search answers a
+  // page of them, as the heavy user's does.
   const words = (i: number) =>
     Array.from({ length: 30 }, (_, w) => WORDS[(i * 31 + w * 7) % WORDS.length]).join(' ');
   const chats: string[] = [];
-  for (let i = 0; i < LIGHT_CHATS - 1; i++) chats.push((await turn({ text: words(i) })).chatId);
-  const longChat = (await turn({ text: words(LIGHT_CHATS) })).chatId;
+  for (let i = 0; i < LIGHT_CHATS - 1; i++)
+    chats.push((await turn({ text: `${COMMON_TITLE_WORD} ${words(i)}` })).chatId);
+  const longChat = (await turn({ text: `${COMMON_TITLE_WORD} ${words(LIGHT_CHATS)}` })).chatId;
   for (let i = 1; i < LIGHT_LONG_TURNS; i++) await turn({ text: words(LIGHT_CHATS + i), chatId: longChat });
   for (const chatId of chats.slice(0, 2)) {
     const res = await fetch(`${side.gateway.url}/api/v1/chats/${chatId}`, {
@@ -283,6 +286,8 @@ interface RowSpec {
   name: string;
   op(side: Side): Op | Promise<Op>;
   samples?: number;
+  /** A bound on the big database's p50 in ms, instead of the ratio's. */
+  maxMs?: number;
 }
 
 /** The rows: each route, the heavy user on the big database against the light user on the empty one. */
@@ -345,8 +350,11 @@ function rowSpecs(bench: Bench): RowSpec[] {
     },
     {
       // The reconciler's prune of stream events (finding 2) at rest: what was past its time
-      // deleted, and vacuumed as autovacuum would, so the pass finds nothing to do.
+      // deleted, and vacuumed as autovacuum would, so the pass finds nothing to do. Its bound is
+      // absolute: both sides read next to nothing (test/db/plans.test.ts), and what is left is a
+      // round trip and a plan; the statement it replaces read the whole Run table every pass.
       name: 'prune of run events, at rest',
+      maxMs: 5,
       op: async (s) => {
         const retention = s.gateway.deps.config.RUN_EVENTS_RETENTION;
         while ((await pruneRunEvents(s.db.pool, retention, 1000)) > 0);
@@ -364,7 +372,7 @@ const median = (xs: number[]) =>
   );
 
 /** The rows' figures: median p50 and p99 over the repetitions, and the p50s' spread. */
-function bigDbRow(name: string, reps: { big: Figures; empty: Figures }[]): Row {
+function bigDbRow(name: string, reps: { big: Figures; empty: Figures }[], maxMs?: number): Row {
   const side = (pick: (r: { big: Figures; empty: Figures }) => Figures) => {
     const p50s = reps.map((r) => pick(r).p50);
     return {
@@ -389,8 +397,8 @@ function bigDbRow(name: string, reps: { big: Figures; empty: Figures }[]): Row {
     service: shown(big),
     baseline: shown(empty),
     ratio: `${fmt(r50, 2)}x (${fmt(r99, 2)}x)`,
-    target: `p50 ≤${MAX_RATIO}x`,
-    meets: r50 <= MAX_RATIO && !big.errors && !empty.errors,
+    target: maxMs === undefined ? `p50 ≤${MAX_RATIO}x` : `p50 ≤${maxMs} ms`,
+    meets: (maxMs === undefined ? r50 <= MAX_RATIO : big.p50 <= maxMs) && !big.errors && !empty.errors,
     data: { big, empty, ratioP50: r50, ratioP99: r99, repetitions: reps },
   };
 }
@@ -453,7 +461,7 @@ export async function bigDbRows(
       await pair(ops.big, ops.empty, Math.min(n, 20), 2);
       const reps = [];
       for (let r = 0; r < REPETITIONS; r++) reps.push(await pair(ops.big, ops.empty, n));
-      rows.push(bigDbRow(spec.name, reps));
+      rows.push(bigDbRow(spec.name, reps, spec.maxMs));
     }
     return { rows, tables, data };
   } finally {
