@@ -165,8 +165,9 @@ async function bigSide(bench: Bench, url: string): Promise<Side> {
 
 /**
  * A light user of an empty database, whose chats, messages and deliveries the service writes: 15
- * chats (two favourites), one of them 40 turns long, every ending delivered to a loopback receiver;
- * then its endpoint is paused, as the heavy user's is, so no turn of the rows delivers anything.
+ * chats (two favourites), one of them 40 turns long (four of them crops), every ending delivered
+ * to a loopback receiver; then its endpoint is paused, as the heavy user's is, so no turn of the
+ * rows delivers anything.
  */
 async function emptySide(bench: Bench, url: string, receiverUrl: string): Promise<Side> {
   const side = await startSide(bench, url, 'empty');
@@ -187,7 +188,14 @@ async function emptySide(bench: Bench, url: string, receiverUrl: string): Promis
   for (let i = 0; i < LIGHT_CHATS - 1; i++)
     chats.push((await turn({ text: `${COMMON_TITLE_WORD} ${words(i)}` })).chatId);
   const longChat = (await turn({ text: `${COMMON_TITLE_WORD} ${words(LIGHT_CHATS)}` })).chatId;
-  for (let i = 1; i < LIGHT_LONG_TURNS; i++) await turn({ text: words(LIGHT_CHATS + i), chatId: longChat });
+  // One turn in ten crops an image, as in the generated chats: a page of messages carries tool
+  // calls and their images (attachments, with signed URLs) on both sides.
+  for (let i = 1; i < LIGHT_LONG_TURNS; i++)
+    await turn(
+      i % 10 === 5
+        ? { text: 'crop this to the left half', image_urls: [bench.image.url], chatId: longChat }
+        : { text: words(LIGHT_CHATS + i), chatId: longChat },
+    );
   for (const chatId of chats.slice(0, 2)) {
     const res = await fetch(`${side.gateway.url}/api/v1/chats/${chatId}`, {
       method: 'PATCH',
