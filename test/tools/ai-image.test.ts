@@ -170,7 +170,7 @@ describe('ai_image_2 providers', () => {
       const theirs = signedFileUrl(ctx.config, `attachments/${randomUUID()}/picture`);
       await assert.rejects(
         runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: theirs }), ctx),
-        { type: 'INVALID_REQUEST', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
+        { type: 'MEDIA_UNAVAILABLE', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
       );
       assert.equal(fake.created.length, 0, 'the provider is not asked');
       const mine = signedFileUrl(ctx.config, `attachments/${ctx.userId}/picture`);
