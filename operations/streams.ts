@@ -1,5 +1,6 @@
 import type { Channel, NotificationHub } from '../core/db/notification-hub';
 import { UnauthorizedError } from '../core/errors/app-error';
+import { mcpWaitsOpen } from '../core/metrics/registry';
 import { apiKeyIsLive, sessionRemainingMs } from '../core/identity/store';
 import { grantIsLive } from '../core/oauth/store';
 import { extendStreamSlots, releaseStreamSlot, takeStreamSlot } from '../core/streams/store';
@@ -167,7 +168,8 @@ export function createStreams(deps: OperationDeps, hub: NotificationHub) {
 export type Streams = ReturnType<typeof createStreams>;
 
 /**
- * What `follow` yields while it holds one of the caller's places (see Streams.open): its signal
+ * What `follow` yields while it holds one of the caller's places (see Streams.open), counted in
+ * agent_mcp_waits_open (MCP's waits are its callers): its signal
  * aborts with `signal` or at the credential's end, which is then a 401 for the caller, who is
  * told why their wait stopped short.
  */
@@ -178,11 +180,13 @@ export async function* heldOpen<T>(
   follow: (signal: AbortSignal) => AsyncGenerator<T>,
 ): AsyncGenerator<T> {
   const wait = await streams.open(caller, signal);
+  mcpWaitsOpen.inc();
   try {
     yield* follow(wait.signal);
     if (wait.credentialEnded())
       throw new UnauthorizedError('The credential this wait was opened with was revoked or has expired.');
   } finally {
+    mcpWaitsOpen.dec();
     wait.close();
   }
 }
