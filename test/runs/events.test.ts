@@ -9,7 +9,9 @@ import { testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
+import { createLogger } from '../../core/logging/logger';
 import { countingPool } from '../support/counting-pool';
+import { memoryStream } from '../support/log-sink';
 import { sampleSum } from '../support/prometheus';
 import { readEvents, type SseEvent } from '../support/sse';
 import { waitFor } from '../support/wait';
@@ -474,6 +476,60 @@ describe('the run event stream', function () {
       } finally {
         unsubscribe();
         await hub.close();
+      }
+    }));
+
+  it('refuses the stream past MAX_OPEN_STREAMS_PER_GATEWAY with 503, logs its open-file limit at start, and answers other requests', () =>
+    whileHeld(async (owner, turn) => {
+      const log = memoryStream();
+      const config = (await testStack()).config({
+        TEMPORAL_TASK_QUEUE: gatewayA.deps.config.TEMPORAL_TASK_QUEUE,
+        MAX_OPEN_STREAMS_PER_GATEWAY: '2',
+        LOG_LEVEL: 'info',
+      });
+      const full = await startGateway({
+        config,
+        deps: { logger: createLogger({ level: 'info', name: 'full' }, log.stream) },
+      });
+      try {
+        const started = log
+          .text()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((line) => line.maxOpenStreams !== undefined);
+        assert.equal(started?.maxOpenStreams, 2);
+        assert.ok(Number(started?.openFilesSoft) > 0, JSON.stringify(started));
+
+        const readers = [await pastSnapshot(await open(full, turn, {}, owner))];
+        readers.push(await pastSnapshot(await open(full, turn, {}, owner)));
+        const refused = await open(full, turn, {}, owner);
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('retry-after'), '5');
+        const body = (await refused.json()) as { code: string; error: string };
+        assert.equal(body.code, 'SERVICE_UNAVAILABLE');
+        assert.match(body.error, /open streams and waits/);
+        // Everything else is answered as before.
+        const poll = await fetch(`${full.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
+          headers: owner.bearer,
+        });
+        assert.equal(poll.status, 200);
+
+        await readers.pop()!.cancel();
+        const reopened = await waitFor(
+          async () => {
+            const res = await open(full, turn, {}, owner);
+            if (res.status === 200) return res;
+            assert.equal(res.status, 503);
+            await res.body?.cancel();
+            return undefined;
+          },
+          { what: 'a place given back' },
+        );
+        await (await pastSnapshot(reopened)).cancel();
+        for (const reader of readers) await reader.cancel();
+      } finally {
+        await full.close();
       }
     }));
 
