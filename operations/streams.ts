@@ -162,14 +162,24 @@ export function createStreams(deps: OperationDeps, hub: NotificationHub) {
       }
       held.add(slot);
       extender ??= setInterval(extend, SLOT_EXTEND_MS).unref();
-      const ending = new AbortController();
+      // One controller the client's going and the credential's end both abort: AbortSignal.any
+      // would keep a signal of its own, with weak references to both, for each stream.
+      const ended = new AbortController();
+      let credentialEnded = false;
       const credential = credentialOf(deps, caller);
-      const stopWatching = credential ? watch(credential, () => ending.abort()) : () => undefined;
+      const stopWatching = credential
+        ? watch(credential, () => {
+            credentialEnded = !ended.signal.aborted;
+            ended.abort();
+          })
+        : () => undefined;
+      const clientGone = () => ended.abort();
       let closed = false;
       const close = () => {
         if (closed) return;
         closed = true;
         openHere--;
+        signal.removeEventListener('abort', clientGone);
         stopWatching();
         held.delete(slot);
         if (held.size === 0) {
@@ -180,10 +190,11 @@ export function createStreams(deps: OperationDeps, hub: NotificationHub) {
           deps.logger.warn({ err }, 'an open stream was not given back; it expires on its own'),
         );
       };
-      const ended = AbortSignal.any([signal, ending.signal]);
       // Whatever becomes of its reader, a wait whose client went away holds nothing.
-      ended.addEventListener('abort', close, { once: true });
-      return { signal: ended, credentialEnded: () => ending.signal.aborted, close };
+      ended.signal.addEventListener('abort', close, { once: true });
+      if (signal.aborted) ended.abort();
+      else signal.addEventListener('abort', clientGone, { once: true });
+      return { signal: ended.signal, credentialEnded: () => credentialEnded, close };
     },
   };
 }
