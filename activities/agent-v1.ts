@@ -5,11 +5,14 @@ import {
   gateStep,
   loadHistory,
   openPlanWaitpoint,
+  runUserId,
   type WaitpointStatus,
 } from '../core/runs/store';
 import type { Plan } from '../core/schemas/runs';
 import { startDeliveries, starterOf } from '../workflows/client';
-import { currentExecution, streamModelReply, toModelMessage, type AgentActivityDeps } from './agent';
+import { toModelMessage } from '../core/model/context';
+import { currentExecution, type AgentActivityDeps } from './agent';
+import { offeredModel, runSettings, streamModelReply } from './model-step';
 
 /**
  * The activities only v1 agent executions call (workflows/legacy/agent-v1.ts), kept while such
@@ -26,7 +29,12 @@ export function createAgentV1Activities(deps: AgentActivityDeps) {
     }: {
       runId: string;
     }): Promise<'STARTED' | 'CANCEL_REQUESTED' | 'NOT_QUEUED'> {
-      const gate = await gateStep(pool, { runId, triggerRunId: currentExecution(), step: 1 });
+      const gate = await gateStep(pool, {
+        runId,
+        triggerRunId: currentExecution(),
+        step: 1,
+        historyLimit: 1,
+      });
       if (gate.kind === 'missing') throw permanentFailure('RUN_NOT_FOUND', 'The run no longer exists.');
       if (gate.kind === 'stop') return 'CANCEL_REQUESTED';
       if (gate.kind !== 'run') return 'NOT_QUEUED';
@@ -44,11 +52,21 @@ export function createAgentV1Activities(deps: AgentActivityDeps) {
       messages: ModelMessage[];
       textSoFar: string;
     }): Promise<ModelReply> {
+      const settings = runSettings(deps.config, null);
       return streamModelReply(deps, {
-        runId: input.runId,
-        step: input.step,
+        payer: {
+          runId: input.runId,
+          userId: (await runUserId(pool, input.runId)) ?? '',
+          step: input.step,
+          maxCredits: null,
+        },
         prefix: input.textSoFar,
+        model: offeredModel(deps, settings.model),
+        system: settings.instructions,
         messages: input.messages,
+        tools: deps.toolSpecs,
+        inputTokens: 0,
+        charged: null,
         writeLast: () => true,
       });
     },

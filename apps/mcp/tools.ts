@@ -20,6 +20,7 @@ import {
   TERMINAL_RUN_STATUSES,
   waitpointSchema,
   type RunSnapshot,
+  sendSettingsOf,
 } from '../../core/schemas/runs';
 import { TOOL_NAMES, TOOLS, type ToolName } from '../../core/tools/registry';
 import type { Caller, Operations } from '../../operations';
@@ -150,6 +151,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
             attachmentIds: input.attachmentIds,
             planMode: input.planMode,
             files: [],
+            ...sendSettingsOf(input),
           },
           ctx.idempotencyKey,
         )

@@ -5,7 +5,8 @@ import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
-import { admitTurn, type AdmittedTurn } from './admission';
+import { admitTurn, type AdmittedTurn, type SendSettings } from './admission';
+import type { BudgetInput } from '../../core/schemas/agent';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
 import { credentialOf, openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
@@ -31,6 +32,9 @@ export interface SendTurnInput {
   files: readonly ReceivedFile[];
   /** The W3C trace context of the request, carried into the run's events. */
   traceparent?: string;
+  /** The send's own settings (model, instructions, maxSteps, tools); each optional. */
+  settings?: SendSettings;
+  budget?: BudgetInput;
 }
 
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */

@@ -1,9 +1,9 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import type { ActivityDeps } from '../../activities/deps';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
 import type { TestUser } from '../../testkit/users';
@@ -80,7 +80,7 @@ export interface ConsoleStack {
  * proxy) stands between it and the gateway's `port`.
  */
 export async function startConsoleStack(
-  options: { worker?: boolean; deps?: Partial<ActivityDeps>; port?: number; publicBaseUrl?: string } = {},
+  options: { worker?: boolean; model?: LanguageModelV4; port?: number; publicBaseUrl?: string } = {},
 ): Promise<ConsoleStack> {
   const port = options.port ?? (await freePort());
   const config = (await testStack()).config({
@@ -91,7 +91,7 @@ export async function startConsoleStack(
     STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
     SIGN_UP_RATE_LIMIT_PER_HOUR: '1000',
   });
-  const worker = options.worker === false ? undefined : await startWorker({ config, deps: options.deps });
+  const worker = options.worker === false ? undefined : await startWorker({ config, model: options.model });
   const gateway = await startGateway({ config, port });
   return {
     gateway,

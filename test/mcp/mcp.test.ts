@@ -57,7 +57,7 @@ describe('MCP at /mcp', function () {
       IMAGE_PROVIDER: 'local-preview',
       MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     // Two gateways over one database and one Temporal: any of them serves any request.
     gateways = [await startGateway({ config }), await startGateway({ config })];
     user = await createTestUser();

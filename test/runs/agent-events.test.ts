@@ -22,7 +22,7 @@ describe('agent events', function () {
       TEMPORAL_TASK_QUEUE: `events-${randomUUID()}`,
       OUTBOUND_CA_FILE: caFile,
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     receiver = await startHttpsReceiver();
   });
@@ -100,7 +100,7 @@ describe('agent events', function () {
       OUTBOUND_CA_FILE: (await receiverCertificate()).caFile,
       MODEL_PROVIDER: 'none',
     });
-    const failWorker = await startWorker({ config: failWorkerConfig, deps: { model: undefined } });
+    const failWorker = await startWorker({ config: failWorkerConfig, model: null });
     const failGateway = await startGateway({ config: failWorkerConfig });
     try {
       const before = receiver.requests.length;

@@ -7,7 +7,7 @@ import { admitTurn } from '../../operations/runs/admission';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { createTestUser } from '../../testkit/users';
-import { startWorker, type TestWorker } from '../../testkit/worker';
+import { startWorker, testModels, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
 
 /**
@@ -50,7 +50,11 @@ describe('a retried model step', function () {
       toolCalls: [{ id: 'c2', toolName: 'ai_image_2', input: { prompt: 'a dog' } }],
     };
     const model = new ScriptedModel([planned, other]);
-    const activities = createAgentActivities({ ...worker.deps, model, toolSpecs: [] });
+    const activities = createAgentActivities({
+      ...worker.deps,
+      models: testModels(worker.deps.config, model),
+      toolSpecs: [],
+    });
     const env = new MockActivityEnvironment({
       workflowExecution: { workflowId: run.chatId, runId: randomUUID() },
     });
@@ -64,7 +68,12 @@ describe('a retried model step', function () {
     };
 
     const first = await env.run(activities.agentStep, input);
-    assert.deepEqual(first, { kind: 'tools', reply: planned, waitpointId: input.planWaitpoint.id });
+    assert.deepEqual(first, {
+      kind: 'tools',
+      reply: planned,
+      waitpointId: input.planWaitpoint.id,
+      maxSteps: 8,
+    });
     // The approver sees the plan and approves it; then the step runs again, as after a crash.
     const { db } = await testStack();
     const claimed = await claimPlanDecision(
@@ -76,7 +85,12 @@ describe('a retried model step', function () {
     assert.equal(typeof claimed, 'object');
 
     const retried = await env.run(activities.agentStep, input);
-    assert.deepEqual(retried, { kind: 'tools', reply: planned, waitpointId: input.planWaitpoint.id });
+    assert.deepEqual(retried, {
+      kind: 'tools',
+      reply: planned,
+      waitpointId: input.planWaitpoint.id,
+      maxSteps: 8,
+    });
     assert.equal(model.calls.length, 1, 'the model was asked once');
   });
 });

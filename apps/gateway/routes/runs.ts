@@ -9,6 +9,7 @@ import {
   streamHeadersSchema,
   waitpointParamsSchema,
   waitpointSchema,
+  sendSettingsOf,
 } from '../../../core/schemas/runs';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
@@ -70,6 +71,8 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
             planMode: body.planMode,
             files: receivedFiles(req),
             traceparent: req.get('traceparent'),
+            // Settings and a budget come in a JSON body; a multipart send takes the chat's defaults.
+            ...('image_urls' in body ? sendSettingsOf(body) : {}),
           },
           headers['idempotency-key'],
         ),
