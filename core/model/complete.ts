@@ -21,7 +21,7 @@ export interface ModelCall {
   /** Called with each piece of text as it streams in. */
   onText?: (delta: string) => void;
   signal: AbortSignal;
-  /** The longest the stream may go without a piece (MODEL_TIMEOUT): a stalled call is cut and retried. */
+  /** The longest the call may go without a piece (MODEL_TIMEOUT): a stalled call is cut and retried. */
   idleTimeoutMs: number;
   /** Fetches an image for a provider that cannot take its URL (complete.ts, guardedDownload). */
   download: DownloadFunction;
@@ -55,6 +55,15 @@ export async function callModel(call: ModelCall): Promise<ModelCallResult> {
   let text = '';
   const toolCalls: ModelToolCall[] = [];
   let usage: ModelUsage | undefined;
+  // The provider may go silent before its answer's headers as well as between its pieces: every
+  // piece, or the call's start, gives it idleTimeoutMs more.
+  const idle = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const awake = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(new Error('The model provider went silent.')), call.idleTimeoutMs);
+  };
+  awake();
   try {
     const result = streamText({
       model: model.language,
@@ -72,14 +81,14 @@ export async function callModel(call: ModelCall): Promise<ModelCallResult> {
         : {}),
       maxOutputTokens: call.maxOutputTokens,
       maxRetries: 0,
-      abortSignal: call.signal,
-      timeout: { chunkMs: call.idleTimeoutMs },
+      abortSignal: AbortSignal.any([call.signal, idle.signal]),
       experimental_download: call.download,
       // Errors come out of the stream below; the SDK's default would print each to the console.
       onError: () => undefined,
       ...(call.summary ? { providerOptions: { local: { [SUMMARY_PROVIDER_OPTION]: true } } } : {}),
     });
     for await (const part of result.fullStream) {
+      awake();
       switch (part.type) {
         case 'text-delta':
           text += part.text;
@@ -99,13 +108,21 @@ export async function callModel(call: ModelCall): Promise<ModelCallResult> {
         case 'error':
           throw part.error;
         case 'abort':
-          throw call.signal.reason ?? new Error('The model call was cancelled.');
+          throw call.signal.reason ?? idle.signal.reason ?? new Error('The model call was cancelled.');
         default:
           break;
       }
     }
   } catch (err) {
+    if (idle.signal.aborted && !call.signal.aborted) {
+      throw ApplicationFailure.create({
+        type: MODEL_RETRYABLE,
+        message: `The model provider sent nothing for ${call.idleTimeoutMs / 1000} s (MODEL_TIMEOUT).`,
+      });
+    }
     throw classify(err, call.signal);
+  } finally {
+    clearTimeout(timer);
   }
   return {
     reply: { text, toolCalls },

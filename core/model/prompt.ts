@@ -20,7 +20,8 @@ export function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
           role: 'user',
           content: [
             { type: 'text', text },
-            ...images.map((x) => ({ type: 'image' as const, image: new URL(x.url) })),
+            // The exact type is the provider's to tell, or the download's (which sniffs the bytes).
+            ...images.map((x) => ({ type: 'file' as const, data: new URL(x.url), mediaType: 'image' })),
           ],
         };
       }
