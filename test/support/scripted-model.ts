@@ -29,6 +29,8 @@ export abstract class TestLanguageModel implements LanguageModelV4 {
   readonly specificationVersion = 'v4';
   readonly supportedUrls = { '*/*': [/.*/] };
   readonly modelId: string;
+  /** The tokens each call reports, as a provider counts them. */
+  usage = { input: 0, output: 0, cached: 0 };
 
   constructor(readonly provider = 'scripted') {
     this.modelId = provider;
@@ -70,8 +72,13 @@ export abstract class TestLanguageModel implements LanguageModelV4 {
             ? { unified: 'tool-calls', raw: undefined }
             : { unified: 'stop', raw: undefined },
           usage: {
-            inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-            outputTokens: { total: 0, text: 0, reasoning: 0 },
+            inputTokens: {
+              total: this.usage.input,
+              noCache: this.usage.input - this.usage.cached,
+              cacheRead: this.usage.cached,
+              cacheWrite: 0,
+            },
+            outputTokens: { total: this.usage.output, text: this.usage.output, reasoning: 0 },
           },
         });
         void writer.close().catch(() => undefined);
