@@ -21,6 +21,7 @@ import { estimateTokens } from '../core/model/tokens';
 import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
 import {
   chargeModelCall,
+  recordFreeModelCall,
   releaseModelCall,
   reserveModelCall,
   type ModelCallKind,
@@ -86,7 +87,8 @@ export function reservationFor(model: OfferedModel, inputTokens: number, outputT
  * One model call of a step, paid for: its price reserved (failing the run with
  * INSUFFICIENT_CREDITS, or BUDGET_EXCEEDED, before the model is called when it cannot be), the
  * call made, and its tokens charged at the model's price. A call that fails for good gives its
- * reservation back; one Temporal will retry keeps it for the retry, whose gate gives it back.
+ * reservation back; one Temporal will retry keeps it for the retry, whose gate gives it back. A
+ * model that costs nothing reserves nothing: its call is recorded once made.
  */
 async function paidModelCall(
   deps: ActivityDeps,
@@ -95,16 +97,19 @@ async function paidModelCall(
   call: Omit<ModelCall, 'idleTimeoutMs' | 'download'> & { inputTokens: number },
 ): Promise<ModelReply> {
   const { model } = call;
+  const free = [model.price.input, model.price.output, model.price.cachedInput].every((p) => Number(p) === 0);
   const amount = reservationFor(model, call.inputTokens, call.maxOutputTokens);
-  const reserved = await reserveModelCall(deps.db.pool, {
-    runId: payer.runId,
-    userId: payer.userId,
-    step: payer.step,
-    kind,
-    model: model.name,
-    amount,
-    maxCredits: payer.maxCredits,
-  });
+  const reserved = free
+    ? ({ outcome: 'free' } as const)
+    : await reserveModelCall(deps.db.pool, {
+        runId: payer.runId,
+        userId: payer.userId,
+        step: payer.step,
+        kind,
+        model: model.name,
+        amount,
+        maxCredits: payer.maxCredits,
+      });
   if (reserved.outcome === 'charged') return reserved.reply;
   if (reserved.outcome === 'no-credits') {
     throw permanentFailure(
@@ -131,21 +136,32 @@ async function paidModelCall(
   } catch (err) {
     stopTimer({ outcome: call.signal.aborted ? 'cancelled' : 'error' });
     const failure = lastAttempt(err);
-    if (call.signal.aborted || (failure instanceof ApplicationFailure && failure.nonRetryable)) {
-      await releaseModelCall(deps.db.pool, reserved.id);
-    }
+    const given = call.signal.aborted || (failure instanceof ApplicationFailure && failure.nonRetryable);
+    if (given && reserved.outcome === 'reserved') await releaseModelCall(deps.db.pool, reserved.id);
     throw failure;
   }
   // A model may answer what PostgreSQL cannot store (a NUL); a run that could not record its
   // reply would retry its bookkeeping for ever.
   const reply = storableJson(result.reply);
-  const credits = await chargeModelCall(deps.db.pool, {
-    id: reserved.id,
-    usage: result.usage,
-    price: model.price,
-    capAtReservation: payer.maxCredits !== null,
-    ...(kind === 'reply' ? { reply } : {}),
-  });
+  const stored = kind === 'reply' ? { reply } : {};
+  let credits: string | null = '0';
+  if (reserved.outcome === 'free') {
+    await recordFreeModelCall(deps.db.pool, {
+      ...payer,
+      kind,
+      model: model.name,
+      usage: result.usage,
+      ...stored,
+    });
+  } else {
+    credits = await chargeModelCall(deps.db.pool, {
+      id: reserved.id,
+      usage: result.usage,
+      price: model.price,
+      capAtReservation: payer.maxCredits !== null,
+      ...stored,
+    });
+  }
   modelTokens.inc({ model: model.name, kind: 'input' }, result.usage.inputTokens);
   modelTokens.inc({ model: model.name, kind: 'output' }, result.usage.outputTokens);
   modelTokens.inc({ model: model.name, kind: 'cached_input' }, result.usage.cachedInputTokens);

@@ -22,6 +22,7 @@ import { ROW_KEYS, selectRows } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRow } from './streams';
 import { endToEndRow, historyRows } from './turns';
+import { longChatRow } from './long-chat';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const SAMPLES = {
@@ -31,6 +32,7 @@ const SAMPLES = {
   crops: N('BENCH_CROPS', 40),
   turns: N('BENCH_TURNS', 40),
   streams: N('BENCH_STREAMS', 1000),
+  longChat: N('BENCH_LONGCHAT_TURNS', 20),
 };
 const LOAD: LoadOptions = {
   chats: N('BENCH_SUSTAINED_CHATS', 32),
@@ -114,6 +116,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
   if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
   if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams));
   if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
+  if (selection.has('longchat')) results.rows.push(await longChatRow(bench, SAMPLES.longChat));
 }
 
 async function main(): Promise<void> {

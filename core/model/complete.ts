@@ -98,8 +98,12 @@ export async function callModel(call: ModelCall): Promise<ModelCallResult> {
           toolCalls.push({
             id: part.toolCallId,
             toolName: part.toolName,
-            // Malformed arguments reach the tool as they are; its schema refuses them clearly.
-            input: part.invalid ? { malformed_arguments: part.input } : part.input,
+            // Malformed arguments reach the tool as they are; its schema refuses them clearly. (A
+            // call of a tool not offered is invalid too, with its arguments parsed: the run refuses it.)
+            input:
+              part.invalid && typeof part.input === 'string'
+                ? { malformed_arguments: part.input }
+                : part.input,
           });
           break;
         case 'finish':

@@ -81,7 +81,7 @@ export async function reserveModelCall(
   },
 ): Promise<ReservedModelCall> {
   const { rows } = await pool.query<{
-    outcome: 'reserved' | 'charged' | 'no-credits' | 'over-budget';
+    outcome: 'reserved' | 'charged' | 'busy' | 'no-credits' | 'over-budget';
     id: string | null;
     reply: ModelReply | null;
     spent: string;
@@ -95,7 +95,7 @@ export async function reserveModelCall(
            ), slot AS (
              UPDATE "User" u SET "creditBalance" = u."creditBalance" - $6::numeric
               WHERE u.id = $2 AND u."creditBalance" >= $6::numeric
-                AND NOT EXISTS (SELECT 1 FROM prior WHERE status = 'CHARGED')
+                AND NOT EXISTS (SELECT 1 FROM prior WHERE status <> 'RELEASED')
                 AND ($7::numeric IS NULL OR (SELECT credits FROM spent) + $6::numeric <= $7::numeric)
              RETURNING u.id
            ), reserved AS (
@@ -113,6 +113,7 @@ export async function reserveModelCall(
            )
            SELECT CASE WHEN EXISTS (SELECT 1 FROM reserved) THEN 'reserved'
                        WHEN EXISTS (SELECT 1 FROM prior WHERE status = 'CHARGED') THEN 'charged'
+                       WHEN EXISTS (SELECT 1 FROM prior WHERE status = 'RESERVED') THEN 'busy'
                        WHEN (SELECT "creditBalance" FROM "User" WHERE id = $2) < $6::numeric THEN 'no-credits'
                        ELSE 'over-budget' END AS outcome,
                   (SELECT id FROM reserved) AS id,
@@ -133,6 +134,9 @@ export async function reserveModelCall(
   if (row?.outcome === 'reserved' && row.id) return { outcome: 'reserved', id: row.id };
   if (row?.outcome === 'charged' && row.reply) return { outcome: 'charged', reply: row.reply };
   if (row?.outcome === 'no-credits') return { outcome: 'no-credits' };
+  // Another attempt of the step holds the reply's reservation: only a handed-off step can meet
+  // its predecessor still running; the retry comes after it ended (its gate gives it back).
+  if (row?.outcome === 'busy') throw new Error("The step's model call is still reserved by another attempt.");
   return { outcome: 'over-budget', spent: row?.spent ?? '0' };
 }
 
@@ -190,6 +194,49 @@ export async function chargeModelCall(
     ],
   });
   return rows[0]?.credits ?? null;
+}
+
+/**
+ * A call of a model that costs nothing (every price 0, as the embedded local model's): there is
+ * nothing to reserve or take, so the call is written once made, CHARGED at 0, with no ledger row,
+ * in one statement; a step's reply once however often the step is retried.
+ */
+export async function recordFreeModelCall(
+  pool: Pool,
+  input: {
+    runId: string;
+    userId: string;
+    step: number;
+    kind: ModelCallKind;
+    model: string;
+    usage: ModelUsage;
+    reply?: ModelReply;
+  },
+): Promise<void> {
+  const { usage } = input;
+  await pool.query({
+    name: 'model-call-free',
+    text: `INSERT INTO "ModelCall" (id, "runId", "userId", step, kind, seq, model, status, "inputTokens",
+                                    "outputTokens", "cachedInputTokens", reply, "finishedAt")
+           SELECT $1, $2, $3, $4, $5,
+                  CASE WHEN $5 = 'reply' THEN 0
+                       ELSE COALESCE((SELECT max(seq) + 1 FROM "ModelCall"
+                                       WHERE "runId" = $2 AND step = $4 AND kind = $5), 0) END,
+                  $6, 'CHARGED', $7, $8, $9, $10::jsonb, now()
+           ON CONFLICT ("runId", step, kind, seq) DO NOTHING`,
+    values: [
+      randomUUID(),
+      input.runId,
+      input.userId,
+      input.step,
+      input.kind,
+      input.model,
+      usage.inputTokens,
+      usage.outputTokens,
+      Math.min(usage.cachedInputTokens, usage.inputTokens),
+      input.reply === undefined ? null : JSON.stringify(input.reply),
+    ],
+  });
 }
 
 /** A reserved call given up (it failed for good): its whole reservation goes back (the trigger). */
