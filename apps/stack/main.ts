@@ -389,7 +389,8 @@ async function main(): Promise<void> {
     ALLOW_SIGN_UP: 'true',
     ALLOW_INSECURE_WEBHOOKS: 'true',
     ALLOW_PRIVATE_NETWORK_URLS: 'true',
-    MODEL_PROVIDER: 'local',
+    // The embedded model, unless the operator lists models of their own (docs/models.md).
+    ...(process.env.MODELS || process.env.MODELS_FILE ? {} : { MODEL_PROVIDER: 'local' }),
     IMAGE_PROVIDER: 'local-preview',
     STORAGE_DRIVER: 'local',
     STORAGE_LOCAL_DIR: path.join(dataDir, 'files'),

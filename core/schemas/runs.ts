@@ -461,8 +461,16 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     toolCalls,
     waitpoints,
     settings: toRunSettings(r.settings, r.budget),
-    usage: (r.usage as RunSnapshot['usage'] | undefined) ?? EMPTY_USAGE,
-    stepUsage: (r.stepUsage as RunSnapshot['stepUsage'] | undefined) ?? [],
+    usage: toRunUsage(r.usage),
+    stepUsage: ((r.stepUsage as RunSnapshot['stepUsage'] | undefined) ?? []).map((s) => ({
+      step: s.step,
+      model: s.model,
+      inputTokens: s.inputTokens,
+      outputTokens: s.outputTokens,
+      cachedInputTokens: s.cachedInputTokens,
+      credits: s.credits,
+      compacted: s.compacted,
+    })),
     webhooks: (r.webhooks as Record<string, unknown>[]).map((d) => ({
       deliveryId: d.deliveryId as string,
       event: d.event as RunSnapshot['webhooks'][number]['event'],
@@ -494,5 +502,18 @@ function toRunSettings(settings: unknown, budget: unknown): RunSnapshot['setting
     maxSteps: s.maxSteps,
     tools: s.tools,
     budget: b ? { maxCredits: b.maxCredits ?? null, maxToolCalls: b.maxToolCalls ?? null } : null,
+  };
+}
+
+/** A run's usage, as its statement built it, in the document's order. */
+function toRunUsage(usage: unknown): RunSnapshot['usage'] {
+  const u = (usage as RunSnapshot['usage'] | undefined) ?? EMPTY_USAGE;
+  return {
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    cachedInputTokens: u.cachedInputTokens,
+    steps: u.steps,
+    credits: u.credits,
+    compacted: u.compacted,
   };
 }
