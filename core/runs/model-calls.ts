@@ -53,6 +53,25 @@ export function runStepUsageSql(runId: string): string {
 
 export type ModelCallKind = 'reply' | 'summary';
 
+/** Whose call it is, of which step, what for, and on which model. */
+export interface ModelCallOwner {
+  runId: string;
+  userId: string;
+  step: number;
+  kind: ModelCallKind;
+  model: string;
+}
+
+/**
+ * The seq a new call of a run's step takes for its kind (SQL expressions): a step's reply is
+ * always 0 (one row however often the step is retried); its summaries come one after another.
+ */
+function nextSeqSql(runId: string, step: string, kind: string): string {
+  return `CASE WHEN ${kind} = 'reply' THEN 0
+               ELSE COALESCE((SELECT max(seq) + 1 FROM "ModelCall"
+                               WHERE "runId" = ${runId} AND step = ${step} AND kind = ${kind}), 0) END`;
+}
+
 export type ReservedModelCall =
   /** The price is taken from the balance: make the call, then charge or release it. */
   | { outcome: 'reserved'; id: string }
@@ -70,15 +89,7 @@ export type ReservedModelCall =
  */
 export async function reserveModelCall(
   pool: Pool,
-  input: {
-    runId: string;
-    userId: string;
-    step: number;
-    kind: ModelCallKind;
-    model: string;
-    amount: string;
-    maxCredits: string | null;
-  },
+  input: ModelCallOwner & { amount: string; maxCredits: string | null },
 ): Promise<ReservedModelCall> {
   const { rows } = await pool.query<{
     outcome: 'reserved' | 'charged' | 'busy' | 'no-credits' | 'over-budget';
@@ -100,10 +111,7 @@ export async function reserveModelCall(
              RETURNING u.id
            ), reserved AS (
              INSERT INTO "ModelCall" (id, "runId", "userId", step, kind, seq, model, status, "creditReserved")
-             SELECT COALESCE((SELECT id FROM prior), $8), $1, $2, $3, $4,
-                    CASE WHEN $4 = 'reply' THEN 0
-                         ELSE COALESCE((SELECT max(seq) + 1 FROM "ModelCall"
-                                         WHERE "runId" = $1 AND step = $3 AND kind = $4), 0) END,
+             SELECT COALESCE((SELECT id FROM prior), $8), $1, $2, $3, $4, ${nextSeqSql('$1', '$3', '$4')},
                     $5, 'RESERVED', $6::numeric
                FROM slot
              ON CONFLICT (id) DO UPDATE SET status = 'RESERVED', "creditReserved" = EXCLUDED."creditReserved",
@@ -203,26 +211,14 @@ export async function chargeModelCall(
  */
 export async function recordFreeModelCall(
   pool: Pool,
-  input: {
-    runId: string;
-    userId: string;
-    step: number;
-    kind: ModelCallKind;
-    model: string;
-    usage: ModelUsage;
-    reply?: ModelReply;
-  },
+  input: ModelCallOwner & { usage: ModelUsage; reply?: ModelReply },
 ): Promise<void> {
   const { usage } = input;
   await pool.query({
     name: 'model-call-free',
     text: `INSERT INTO "ModelCall" (id, "runId", "userId", step, kind, seq, model, status, "inputTokens",
                                     "outputTokens", "cachedInputTokens", reply, "finishedAt")
-           SELECT $1, $2, $3, $4, $5,
-                  CASE WHEN $5 = 'reply' THEN 0
-                       ELSE COALESCE((SELECT max(seq) + 1 FROM "ModelCall"
-                                       WHERE "runId" = $2 AND step = $4 AND kind = $5), 0) END,
-                  $6, 'CHARGED', $7, $8, $9, $10::jsonb, now()
+           SELECT $1, $2, $3, $4, $5, ${nextSeqSql('$2', '$4', '$5')}, $6, 'CHARGED', $7, $8, $9, $10::jsonb, now()
            ON CONFLICT ("runId", step, kind, seq) DO NOTHING`,
     values: [
       randomUUID(),

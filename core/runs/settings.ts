@@ -1,5 +1,5 @@
 import type { Config } from '../config/config';
-import { TOOL_NAMES } from '../tools/registry';
+import { TOOL_NAMES } from '../tools/names';
 import type { StoredRunSettings } from './store';
 
 /**

@@ -1,7 +1,7 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { MAX_INSTRUCTIONS, MAX_STEPS_LIMIT } from '../config/agent-limits';
-import { TOOL_NAMES } from '../tools/registry';
+import { TOOL_NAMES } from '../tools/names';
 import { stored } from './common';
 
 extendZodWithOpenApi(z);

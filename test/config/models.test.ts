@@ -3,22 +3,11 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../core/config/config';
+import { loadConfig } from '../../core/config/config';
+import { configProblems, validEnv } from '../support/config';
 
-const valid = {
-  DATABASE_URL: 'postgresql://u:p@localhost:5432/db',
-  APP_SECRET: 'x'.repeat(32),
-};
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return [...err.problems];
-  }
-  assert.fail('expected the configuration to be refused');
-}
+const valid = validEnv;
+const problems = configProblems;
 
 const claude = {
   name: 'claude',

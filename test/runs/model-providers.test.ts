@@ -82,6 +82,22 @@ function entryFor(protocol: FakeProtocol, baseUrl: string): ModelEntry {
   };
 }
 
+/** One call through the AI SDK to the fake, as a step makes it: instructions, a message, a tool. */
+function callFake(fake: FakeModelServer, overrides: Partial<ModelCall> = {}) {
+  const entry = entryFor(fake.protocol, fake.baseURL);
+  return callModel({
+    model: { ...entry, language: languageModelOf(entry, { LOCAL_MODEL_PACE: 0 }) },
+    system: 'Answer briefly.',
+    messages: [{ role: 'user', text: 'hi', media: [] }],
+    tools: [CROP_SPEC],
+    signal: new AbortController().signal,
+    idleTimeoutMs: 5_000,
+    download: async (requests) => requests.map(() => null),
+    maxOutputTokens: 500,
+    ...overrides,
+  });
+}
+
 async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
   const err = await promise.then(
     () => assert.fail('expected the call to fail'),
@@ -102,20 +118,7 @@ describe('model providers, each through its own wire protocol on loopback', func
       });
       afterEach(() => fake.close());
 
-      const call = (overrides: Partial<ModelCall> = {}): Promise<Awaited<ReturnType<typeof callModel>>> => {
-        const entry = entryFor(protocol, fake.baseURL);
-        return callModel({
-          model: { ...entry, language: languageModelOf(entry, { LOCAL_MODEL_PACE: 0 }) },
-          system: 'Answer briefly.',
-          messages: [{ role: 'user', text: 'hi', media: [] }],
-          tools: [CROP_SPEC],
-          signal: new AbortController().signal,
-          idleTimeoutMs: 5_000,
-          download: async (requests) => requests.map(() => null),
-          maxOutputTokens: 500,
-          ...overrides,
-        });
-      };
+      const call = (overrides: Partial<ModelCall> = {}) => callFake(fake, overrides);
 
       it("streams text piece by piece with the provider's usage, and sends the key, the instructions and the tools", async () => {
         fake.script({
@@ -218,17 +221,7 @@ describe('model providers, each through its own wire protocol on loopback', func
         kind: 'stream',
         toolCalls: [{ id: 'c', name: 'crop_image', argumentChunks: ['{"image_url": '] }],
       });
-      const entry = entryFor('openai-compatible', fake.baseURL);
-      const { reply } = await callModel({
-        model: { ...entry, language: languageModelOf(entry, { LOCAL_MODEL_PACE: 0 }) },
-        system: 's',
-        messages: [{ role: 'user', text: 'hi', media: [] }],
-        tools: [CROP_SPEC],
-        signal: new AbortController().signal,
-        idleTimeoutMs: 5_000,
-        download: async (requests) => requests.map(() => null),
-        maxOutputTokens: 100,
-      });
+      const { reply } = await callFake(fake);
       assert.deepEqual(reply.toolCalls[0]?.input, { malformed_arguments: '{"image_url": ' });
     } finally {
       await fake.close();
