@@ -414,7 +414,7 @@ describe('MCP at /mcp', function () {
       const refused = await call(client, 'send_message', { text: 'x', model: 'gpt-9' });
       assert.equal(refused.isError, true);
       assert.equal(refused.structuredContent.code, 'INVALID_REQUEST');
-      assert.match(JSON.stringify(refused.structuredContent), /body\.model/);
+      assert.match(JSON.stringify(refused.structuredContent), /"path":"arguments\.model"/);
     });
 
     it('runs a plain turn: send_message, then wait_for_run with the text growing in progress', async () => {

@@ -307,6 +307,40 @@ describe('a plan-mode turn with crop_image on each provider, end to end', functi
       { what, timeoutMs: 90_000 },
     );
 
+  const finished = async (body: Record<string, unknown>) => {
+    const res = await api('/api/v1/completions', { method: 'POST', body: JSON.stringify(body) });
+    assert.equal(res.status, 202, await res.clone().text());
+    const { chatId, runId } = (await res.json()) as { chatId: string; runId: string };
+    return until(chatId, runId, (s) => ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status), 'the run');
+  };
+
+  it('completes a run through Temporal’s retries after a 429 (its retry-after), a 529 and a stream cut, charging the step once', async () => {
+    const fake = fakes.get('anthropic') as FakeModelServer;
+    const before = fake.requests.length;
+    fake.script(
+      { kind: 'error', status: 429, retryAfter: '1' },
+      { kind: 'error', status: 529 },
+      { kind: 'cut', text: ['Recov', 'ering'] },
+      { kind: 'stream', text: ['Recovered.'], usage: { input: 500, output: 5 } },
+    );
+    const done = await finished({ text: 'hello', model: 'anthropic' });
+    assert.equal(done.status, 'COMPLETE', done.error ?? '');
+    assert.equal(done.text, 'Recovered.');
+    assert.equal(fake.requests.length - before, 4);
+    // 500 × 2 + 5 × 10 per million, once.
+    assert.equal(done.usage.credits, '0.0011');
+    assert.equal(done.usage.inputTokens, 500);
+  });
+
+  it('fails a run whose conversation the provider finds too long, saying so, and charges nothing', async () => {
+    const fake = fakes.get('google') as FakeModelServer;
+    fake.script({ kind: 'context-length' });
+    const done = await finished({ text: 'hello', model: 'google' });
+    assert.equal(done.status, 'FAILED');
+    assert.match(done.error ?? '', /does not fit the model's context window/);
+    assert.equal(done.usage.credits, '0');
+  });
+
   for (const protocol of PROTOCOLS) {
     it(`${protocol}: proposes the crop at its price, runs it once approved, answers with its result, and charges the tokens`, async () => {
       const fake = fakes.get(protocol) as FakeModelServer;
