@@ -10,7 +10,6 @@ import {
   finishRun,
   gateStep,
   openPlanWaitpoint,
-  runUserId,
   selectPlanReply,
   type FinishRunInput,
   type TerminalStatus,
@@ -24,7 +23,7 @@ import {
   type AgentStepInput,
   type AgentStepResult,
 } from '../workflows/agent.contract';
-import { startDeliveries, starterOf } from '../workflows/client';
+import { toolOutputKey } from '../core/storage/keys';
 import type { ActivityDeps } from './deps';
 import { buildContext, offeredModel, runSettings, streamModelReply } from './model-step';
 
@@ -34,13 +33,12 @@ export interface AgentActivityDeps extends ActivityDeps {
 
 export type FinishInput = Omit<FinishRunInput, 'images' | 'waitpointStatus'> & {
   waitpointStatus?: FinishRunInput['waitpointStatus'];
-  /** The run's user, whose generated images a COMPLETE run attaches (v1 executions leave it out). */
-  userId?: string;
+  /** The run's user, whose generated images a COMPLETE run attaches. */
+  userId: string;
 };
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
 
   /**
    * Images the run's tools made become attachments of the assistant message. Tools store their
@@ -57,7 +55,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     );
     return Promise.all(
       found.map(async (a) => {
-        const storageKey = `tools/${userId}/${a.toolCallId}/${a.filename}`;
+        const storageKey = toolOutputKey(userId, a.toolCallId, a.filename);
         const object = await deps.storage.get(storageKey);
         object.body.destroy();
         return {
@@ -75,9 +73,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   async function finish({ userId, ...input }: FinishInput) {
     let contentBlocks = input.contentBlocks;
     let images: FinishRunInput['images'] = [];
-    const owner = input.status === 'COMPLETE' ? (userId ?? (await runUserId(pool, input.runId))) : undefined;
-    if (owner) {
-      images = await generatedImages(owner, contentBlocks);
+    if (input.status === 'COMPLETE') {
+      images = await generatedImages(userId, contentBlocks);
       contentBlocks = [
         ...contentBlocks,
         ...images.map((i) => ({
@@ -93,7 +90,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       images,
       waitpointStatus: input.waitpointStatus ?? 'CANCELLED',
     });
-    if (ended) await startDeliveries(starter, ended.deliveries);
+    if (ended) await deps.startDeliveries(ended.deliveries);
     return ended;
   }
 
@@ -107,7 +104,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     });
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
-    await startDeliveries(starter, gate.deliveries);
+    await deps.startDeliveries(gate.deliveries);
 
     const settings = runSettings(deps.config, gate.context.settings);
     const { maxSteps } = settings;
@@ -219,7 +216,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 export type AgentActivities = ReturnType<typeof createAgentActivities>;
 
 /** The Temporal run id of the workflow execution this activity works for. */
-export function currentExecution(): string {
+function currentExecution(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw new Error('A run step only runs inside its workflow.');
   return runId;

@@ -33,7 +33,7 @@ import {
   type StoredSummary,
 } from '../core/runs/store';
 import { operatorSettings } from '../core/runs/settings';
-import { refreshFileUrls } from '../core/storage/signing';
+import { refreshContentBlocks } from '../core/storage/signing';
 import { MODEL_STEP } from '../workflows/activity-options';
 import type { ActivityDeps } from './deps';
 
@@ -209,7 +209,7 @@ export async function buildContext(
     id: m.id,
     createdAt: m.createdAt,
     // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-    message: toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks)),
+    message: toModelMessage(m.role, refreshContentBlocks(deps.config, m.contentBlocks, input.payer.userId)),
   }));
   const base: ContextInput = {
     instructions: input.instructions,
@@ -281,7 +281,10 @@ async function compact(
     const stretch: { row: (typeof rows)[number]; message: ModelMessage }[] = [];
     let tokens = 0;
     for (const row of rows) {
-      const message = toModelMessage(row.role, refreshFileUrls(deps.config, row.contentBlocks));
+      const message = toModelMessage(
+        row.role,
+        refreshContentBlocks(deps.config, row.contentBlocks, input.payer.userId),
+      );
       const t = messageTokens(message);
       if (stretch.length > 0 && tokens + t > room) break;
       stretch.push({ row, message });

@@ -10,8 +10,8 @@ import { fillLongChat } from '../testkit/long-chat';
 import { isTerminal, type ServiceClient } from './client';
 import { startServiceProcesses, type Bench, type ServiceProcesses } from './context';
 import { sampleCpu, stackProcesses } from './cpu';
-import { recorder } from './measure';
-import { latencyRow, type Row } from './report';
+import { recorder, repeat } from './measure';
+import { latencyRow, type LatencyRound, type Row } from './report';
 
 const MESSAGES = 10_000;
 const POLL_MS = 5;
@@ -48,8 +48,8 @@ const meanCpu = (turns: Turn[]) => {
   return out;
 };
 
-export async function longChatRow(bench: Bench, samples: number): Promise<Row> {
-  console.log(`bench: long chat (${MESSAGES} messages) against new chats, ${samples} turns each…`);
+export async function longChatRow(bench: Bench, samples: number, rounds: number): Promise<Row> {
+  console.log(`bench: long chat (${MESSAGES} messages) against new chats, ${samples} turns each ×${rounds}…`);
   const { chatId } = await fillLongChat(bench.stack.db.pool, {
     userId: bench.user.userId,
     messages: MESSAGES,
@@ -67,26 +67,28 @@ export async function longChatRow(bench: Bench, samples: number): Promise<Row> {
       `SELECT messages FROM "ChatSummary" WHERE "chatId" = $1`,
       [chatId],
     );
-    const long = recorder();
-    const fresh = recorder();
     const longTurns: Turn[] = [];
     const freshTurns: Turn[] = [];
-    const started = performance.now();
-    // Interleaved, so both meet the machine as it is at the same moments.
-    for (let i = 0; i < samples; i++) {
-      const l = await turn(client, groups, { text: `and then ${i}?`, chatId });
-      long.add(l.ms);
-      longTurns.push(l);
-      const f = await turn(client, groups, { text: `and then ${i}?` });
-      fresh.add(f.ms);
-      freshTurns.push(f);
-    }
-    const wall = performance.now() - started;
+    const measured = await repeat(rounds, async (round): Promise<LatencyRound> => {
+      const long = recorder();
+      const fresh = recorder();
+      const started = performance.now();
+      // Interleaved, so both meet the machine as it is at the same moments.
+      for (let i = 0; i < samples; i++) {
+        const l = await turn(client, groups, { text: `and then ${round}.${i}?`, chatId });
+        long.add(l.ms);
+        longTurns.push(l);
+        const f = await turn(client, groups, { text: `and then ${round}.${i}?` });
+        fresh.add(f.ms);
+        freshTurns.push(f);
+      }
+      const wall = performance.now() - started;
+      return { service: long.figures(wall, 1), baseline: fresh.figures(wall, 1) };
+    });
     return latencyRow(
       'longchat',
       `turn in a ${MESSAGES.toLocaleString('en')}-message chat vs a new chat`,
-      long.figures(wall, 1),
-      fresh.figures(wall, 1),
+      measured,
       { p50: MAX_RATIO },
       {
         firstTurn: { ...first, summarisedMessages: summary.rows[0]?.messages ?? 0 },

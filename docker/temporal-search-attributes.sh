@@ -1,7 +1,7 @@
 #!/bin/sh
 # Creates the Temporal namespace when missing, then registers the service's custom search
 # attributes in it: what `npm run start:cluster` does through the API
-# (core/embedded/temporal-cluster.ts). Idempotent, so this one-shot container can run on every
+# (apps/stack/embedded/temporal-cluster.ts). Idempotent, so this one-shot container can run on every
 # `docker compose up`. The list is checked against workflows/search-attributes.ts by the cluster
 # suite (test/cluster/compose.test.ts).
 set -eu

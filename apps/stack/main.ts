@@ -10,8 +10,8 @@ import {
   startEmbeddedPostgres,
   DURABILITY_SETTING,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+} from './embedded/postgres';
+import { devServerArgs, resolveTemporalCli } from './embedded/temporal-cli';
 import {
   defaultClusterPorts,
   installTemporalSchemas,
@@ -24,12 +24,13 @@ import {
   TEMPORAL_SERVICES,
   waitForFrontend,
   type ClusterPorts,
-} from '../../core/embedded/temporal-cluster';
-import { describeExit, startChild, type Child } from '../../core/process/child';
-import { portProblem } from '../../core/process/ports';
-import { BACKGROUND_NICE, backgroundNiceSetting } from '../../core/process/priority';
+} from './embedded/temporal-cluster';
+import { describeExit, startChild, type Child } from './process/child';
+import { portProblem } from './process/ports';
+import { BACKGROUND_NICE, backgroundNiceSetting } from './process/priority';
 import { reasonOf } from '../../core/process/reason';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { embeddedDefaults } from './defaults';
 import { lockDataFolder } from './lock';
 
 /**
@@ -37,12 +38,12 @@ import { lockDataFolder } from './lock';
  * Temporal dev server are started here unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere.
  *
  * `npm run start:cluster` (--cluster): the production topology on one machine. Temporal runs as a
- * cluster on PostgreSQL (core/embedded/temporal-cluster.ts: the four services as processes of
+ * cluster on PostgreSQL (apps/stack/embedded/temporal-cluster.ts: the four services as processes of
  * their own, the schema installed or upgraded by the SQL tool, the UI server), with two gateways
  * on one address (apps/stack/gateways.ts) and two workers. A process of the cluster that dies is
  * started again, as an orchestrator would; its data stays in STACK_DATA_DIR (.data-cluster).
  *
- * Each child runs in a process group of its own (see core/process/child.ts), so a Ctrl-C reaches
+ * Each child runs in a process group of its own (see apps/stack/process/child.ts), so a Ctrl-C reaches
  * this process alone and the stop goes in order: the gateway (no new requests, those in flight
  * answered), the worker (its activities finish or are cancelled and reported, so the next start
  * resumes them at once), the Temporal server, PostgreSQL; each within a bounded grace.
@@ -63,7 +64,7 @@ const workers: Child[] = [];
 let gateway: Child | undefined;
 let releaseLock: (() => Promise<void>) | undefined;
 let grace = 10_000;
-/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, core/process/priority.ts). */
+/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, apps/stack/process/priority.ts). */
 let backgroundNice = BACKGROUND_NICE;
 
 function portSetting(name: string, fallback: number): number {
@@ -129,7 +130,7 @@ async function keep(slots: Child[], index: number, start: () => Promise<Child>):
   return child;
 }
 
-/** Says so when a child's session kept its full CPU weight (core/process/priority.ts). */
+/** Says so when a child's session kept its full CPU weight (apps/stack/process/priority.ts). */
 async function reportPriority(child: Child): Promise<void> {
   if (await child.prioritized) return;
   say(
@@ -385,18 +386,12 @@ async function main(): Promise<void> {
   if (problems.length) throw new Error(`cannot start:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
   const env: NodeJS.ProcessEnv = {
-    HOST: gatewayHost,
-    ALLOW_SIGN_UP: 'true',
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-    ALLOW_PRIVATE_NETWORK_URLS: 'true',
-    // The embedded model, unless the operator lists models of their own (docs/models.md).
-    ...(process.env.MODELS || process.env.MODELS_FILE ? {} : { MODEL_PROVIDER: 'local' }),
-    IMAGE_PROVIDER: 'local-preview',
-    STORAGE_DRIVER: 'local',
-    STORAGE_LOCAL_DIR: path.join(dataDir, 'files'),
+    ...embeddedDefaults({ host: gatewayHost, filesDir: path.join(dataDir, 'files') }),
     ...process.env,
     APP_SECRET: process.env.APP_SECRET ?? (await appSecret(dataDir)),
   };
+  // The embedded model, unless the operator lists models of their own (docs/models.md).
+  if ((env.MODELS || env.MODELS_FILE) && !process.env.MODEL_PROVIDER) delete env.MODEL_PROVIDER;
 
   if (embeddedPostgres) {
     const pgDir = path.join(dataDir, 'postgres');

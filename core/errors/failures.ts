@@ -23,6 +23,7 @@ export const FAILURE_TYPES = {
   INSUFFICIENT_CREDITS: 'INSUFFICIENT_CREDITS',
   BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
   ACTIVE_LIMIT: 'ACTIVE_LIMIT',
+  LIMIT_REACHED: 'LIMIT_REACHED',
 } as const satisfies Record<string, ErrorCode>;
 
 export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];

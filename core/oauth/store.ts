@@ -1,4 +1,6 @@
 import type { Pool } from 'pg';
+import { insertUnderCap } from '../db/caps';
+import { decodeCursor } from '../schemas/common';
 
 /**
  * The OAuth feature's SQL: registered clients, one-time codes and grants. Tokens and codes arrive
@@ -29,12 +31,14 @@ export interface CodeRow {
   scopes: string[];
 }
 
+/** A code the user consented to; its client counts as used, so no sweep takes it before the exchange. */
 export async function insertCode(
   pool: Pool,
   code: CodeRow & { codeHash: string; ttlSeconds: number },
 ): Promise<void> {
   await pool.query(
-    `INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "expiresAt")
+    `WITH touched AS (UPDATE "OAuthClient" SET "lastUsedAt" = now() WHERE id = $2)
+     INSERT INTO "OAuthCode" ("codeHash", "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "expiresAt")
      VALUES ($1, $2, $3, $4, $5, $6, $8, now() + make_interval(secs => $7))`,
     [
       code.codeHash,
@@ -49,56 +53,86 @@ export async function insertCode(
   );
 }
 
-/** The client's unexpired code, without consuming it (the token route first checks its PKCE). */
+/** A client's code as stored: `grantId` once it was exchanged, `expired` past its lifetime. */
+export interface StoredCode extends CodeRow {
+  grantId: string | null;
+  expired: boolean;
+}
+
 export async function selectCode(
   pool: Pool,
   codeHash: string,
   clientId: string,
-): Promise<CodeRow | undefined> {
-  const { rows } = await pool.query<CodeRow>(
-    `SELECT "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes FROM "OAuthCode"
-      WHERE "codeHash" = $1 AND "clientId" = $2 AND "expiresAt" > now()`,
+): Promise<StoredCode | undefined> {
+  const { rows } = await pool.query<StoredCode>(
+    `SELECT "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes, "grantId",
+            "expiresAt" <= now() AS expired
+       FROM "OAuthCode" WHERE "codeHash" = $1 AND "clientId" = $2`,
     [codeHash, clientId],
   );
   return rows[0];
 }
 
-/** Consumes the code and records its grant in one statement: a code is exchanged once only. */
+/** A user's grants that still work: not revoked, and their refresh token not expired. */
+const LIVE_GRANTS_OF_USER = `SELECT count(*) FROM "OAuthGrant"
+  WHERE "userId" = $1 AND "revokedAt" IS NULL AND "refreshExpiresAt" > now()`;
+
+export async function liveGrantCount(pool: Pool, userId: string): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(`SELECT (${LIVE_GRANTS_OF_USER})::int AS n`, [userId]);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Exchanges the code for a grant, in one transaction under the user's lock: the code is marked
+ * with the grant (it works once only; see selectCode for a second try), the grant is created while
+ * the user holds fewer than `maxGrants` live ones, and the client counts as used. Answers `spent`
+ * when the code was exchanged or expired meanwhile, `full` at the cap (nothing written).
+ */
 export async function exchangeCode(
   pool: Pool,
   grant: {
     codeHash: string;
     clientId: string;
+    userId: string;
     grantId: string;
     accessTokenHash: string;
     accessTtlSeconds: number;
     refreshTokenHash: string;
     refreshTtlSeconds: number;
+    maxGrants: number;
   },
-): Promise<CodeRow | undefined> {
-  const { rows } = await pool.query<CodeRow>(
-    `WITH used AS (
-       DELETE FROM "OAuthCode" WHERE "codeHash" = $1 AND "clientId" = $2 AND "expiresAt" > now()
-       RETURNING "clientId", "userId", "codeChallenge", "redirectUri", resource, scopes
-     ), granted AS (
-       INSERT INTO "OAuthGrant" (id, "userId", "clientId", "clientName", "accessTokenHash", "accessExpiresAt",
-                                 "refreshTokenHash", "refreshExpiresAt", scopes, "accessScopes")
-       SELECT $3, used."userId", used."clientId", COALESCE(c.metadata->>'client_name', used."clientId"),
-              $4, now() + make_interval(secs => $5), $6, now() + make_interval(secs => $7), used.scopes, used.scopes
-         FROM used JOIN "OAuthClient" c ON c.id = used."clientId"
-     )
-     SELECT * FROM used`,
-    [
-      grant.codeHash,
-      grant.clientId,
-      grant.grantId,
-      grant.accessTokenHash,
-      grant.accessTtlSeconds,
-      grant.refreshTokenHash,
-      grant.refreshTtlSeconds,
-    ],
+): Promise<'granted' | 'spent' | 'full'> {
+  const outcome = await insertUnderCap(
+    pool,
+    { userId: grant.userId, countSql: LIVE_GRANTS_OF_USER, max: grant.maxGrants },
+    async (client) => {
+      const { rowCount } = await client.query(
+        `WITH used AS (
+           UPDATE "OAuthCode" SET "grantId" = $3
+            WHERE "codeHash" = $1 AND "clientId" = $2 AND "grantId" IS NULL AND "expiresAt" > now()
+            RETURNING "userId", "clientId", scopes
+         ), touched AS (
+           UPDATE "OAuthClient" c SET "lastUsedAt" = now() FROM used WHERE c.id = used."clientId"
+         )
+         INSERT INTO "OAuthGrant" (id, "userId", "clientId", "clientName", "accessTokenHash", "accessExpiresAt",
+                                   "refreshTokenHash", "refreshExpiresAt", scopes, "accessScopes")
+         SELECT $3, used."userId", used."clientId", COALESCE(c.metadata->>'client_name', used."clientId"),
+                $4, now() + make_interval(secs => $5), $6, now() + make_interval(secs => $7), used.scopes, used.scopes
+           FROM used JOIN "OAuthClient" c ON c.id = used."clientId"`,
+        [
+          grant.codeHash,
+          grant.clientId,
+          grant.grantId,
+          grant.accessTokenHash,
+          grant.accessTtlSeconds,
+          grant.refreshTokenHash,
+          grant.refreshTtlSeconds,
+        ],
+      );
+      return rowCount === 1 ? ('granted' as const) : ('spent' as const);
+    },
   );
-  return rows[0];
+  return outcome ?? 'full';
 }
 
 /** What a refresh found: the rotated grant, or why it was refused. */
@@ -113,7 +147,8 @@ export type Rotation =
  * works once only. The new access token carries `scopes`, which must be among the grant's (all of
  * them when null). A spent token presented again revokes its grant, every token of it (RFC 9700
  * 4.14.2: one of two parties holding it is not the client). Spent tokens older than the refresh
- * lifetime are let go, as they could no longer be used anyway.
+ * lifetime are let go, as they could no longer be used anyway. The client counts as used (at most
+ * once an hour: a write of its row per refresh would buy nothing).
  */
 export async function rotateGrant(
   pool: Pool,
@@ -141,6 +176,9 @@ export async function rotateGrant(
      ), pruned AS (
        DELETE FROM "OAuthSpentRefreshToken" s USING rotated
         WHERE s."grantId" = rotated.id AND s."spentAt" < now() - make_interval(secs => $6)
+     ), touched AS (
+       UPDATE "OAuthClient" c SET "lastUsedAt" = now() FROM rotated
+        WHERE c.id = $2 AND c."lastUsedAt" < now() - interval '1 hour'
      )
      SELECT id, "accessScopes" FROM rotated`,
     [
@@ -206,11 +244,19 @@ export interface GrantRow {
   createdAt: Date;
 }
 
-export async function selectGrants(pool: Pool, userId: string): Promise<GrantRow[]> {
+/** One page (plus one row telling whether another follows) of a user's live grants, newest first. */
+export async function selectGrants(
+  pool: Pool,
+  userId: string,
+  query: { limit: number; cursor?: string },
+): Promise<GrantRow[]> {
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   const { rows } = await pool.query<GrantRow>(
     `SELECT id, "clientId", "clientName", "lastUsedAt", "createdAt" FROM "OAuthGrant"
-      WHERE "userId" = $1 AND "revokedAt" IS NULL ORDER BY "createdAt" DESC`,
-    [userId],
+      WHERE "userId" = $1 AND "revokedAt" IS NULL AND "refreshExpiresAt" > now()
+        AND ($2::timestamptz IS NULL OR ("createdAt", id) < ($2, $3::uuid))
+      ORDER BY "createdAt" DESC, id DESC LIMIT $4`,
+    [userId, after?.at ?? null, after?.id ?? null, query.limit + 1],
   );
   return rows;
 }
@@ -232,4 +278,79 @@ export async function revokeGrant(
           [by.clientId, by.tokenHash],
         );
   return (rowCount ?? 0) > 0;
+}
+
+/** Every grant of the user ends (sign out everywhere). */
+export async function revokeGrantsOfUser(pool: Pool, userId: string): Promise<number> {
+  const { rowCount } = await pool.query(
+    `UPDATE "OAuthGrant" SET "revokedAt" = now() WHERE "userId" = $1 AND "revokedAt" IS NULL`,
+    [userId],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * How long a grant is kept once it no longer works (revoked, or its refresh token expired): long
+ * enough for anyone reading the rows after an incident, not forever.
+ */
+const DEAD_GRANT_RETENTION = "interval '1 day'";
+
+/** Runs the DELETE `text` (its `$1` the batch size) until a run deletes less than a batch. */
+async function deleteInBatches(pool: Pool, text: string, values: unknown[], batch: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await pool.query(text, [batch, ...values]);
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < batch) return deleted;
+  }
+}
+
+/**
+ * What no longer serves anyone, deleted: codes past their lifetime (a spent one no longer guards
+ * its grant then), grants that stopped working over a day ago, and clients with no live grant
+ * unused for `clientIdleMs` (with their codes and dead grants).
+ */
+export async function sweepOAuth(
+  pool: Pool,
+  options: { clientIdleMs: number; batch?: number },
+): Promise<{ codes: number; grants: number; clients: number }> {
+  const batch = options.batch ?? 500;
+  const codes = await deleteInBatches(
+    pool,
+    `DELETE FROM "OAuthCode" WHERE "codeHash" IN (
+       SELECT "codeHash" FROM "OAuthCode" WHERE "expiresAt" < now() LIMIT $1)`,
+    [],
+    batch,
+  );
+  const grants = await deleteInBatches(
+    pool,
+    `DELETE FROM "OAuthGrant" WHERE id IN (
+       SELECT id FROM "OAuthGrant"
+        WHERE "revokedAt" < now() - ${DEAD_GRANT_RETENTION} OR "refreshExpiresAt" < now() - ${DEAD_GRANT_RETENTION}
+        LIMIT $1)`,
+    [],
+    batch,
+  );
+  const clients = await deleteInBatches(
+    pool,
+    `DELETE FROM "OAuthClient" WHERE id IN (
+       SELECT c.id FROM "OAuthClient" c
+        WHERE c."lastUsedAt" < now() - make_interval(secs => $2::float8 / 1000)
+          AND NOT EXISTS (SELECT 1 FROM "OAuthGrant" g
+                           WHERE g."clientId" = c.id AND g."revokedAt" IS NULL AND g."refreshExpiresAt" > now())
+        LIMIT $1)`,
+    [options.clientIdleMs],
+    batch,
+  );
+  return { codes, grants, clients };
+}
+
+/** Whether the grant still works: not revoked, its client and user not deleted. */
+export async function grantIsLive(pool: Pool, grantId: string): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'oauth-grant-live',
+    text: `SELECT 1 FROM "OAuthGrant" WHERE id = $1 AND "revokedAt" IS NULL`,
+    values: [grantId],
+  });
+  return rowCount === 1;
 }

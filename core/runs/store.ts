@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { ModelReply } from '../model/types';
+import type { Transport } from '../schemas/common';
 import type { ContentBlock, Plan } from '../schemas/runs';
 import { runStepUsageSql, runUsageSql } from './model-calls';
 import {
@@ -41,21 +42,6 @@ function agentEventData(status: string, error?: string, terminal = false): strin
   const withError = error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
   return terminal ? `${withError} || jsonb_build_object('usage', ${runUsageSql('s.id')})` : withError;
 }
-
-/** A chat's messages up to and including a run's, oldest first (HISTORY_MESSAGES of them at most). */
-export type ChatHistory = { role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }[];
-
-/** How much of a chat a v1 execution's model sees. */
-const HISTORY_MESSAGES = 40;
-
-/** The newest HISTORY_MESSAGES messages of run $1's chat up to and including its own, newest first. */
-const HISTORY_ROWS = `SELECT m.role, m."contentBlocks", m."createdAt", m.id
-               FROM "Run" r
-               JOIN "Message" u ON u.id = r."messageId"
-               JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
-              WHERE r.id = $1
-              ORDER BY m."createdAt" DESC, m.id DESC
-              LIMIT ${HISTORY_MESSAGES}`;
 
 /**
  * What a step reads of its chat: the stored summary, if any, and the messages after it up to and
@@ -237,22 +223,6 @@ export async function stopRequested(pool: Pool, runId: string): Promise<boolean>
   return rows[0]?.stop ?? true;
 }
 
-/** The run's user, or undefined when the run does not exist. */
-export async function runUserId(pool: Pool, runId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ userId: string }>(`SELECT "userId" FROM "Run" WHERE id = $1`, [runId]);
-  return rows[0]?.userId;
-}
-
-/** The chat up to and including this run's message, oldest first (v1 executions' own step). */
-export async function loadHistory(pool: Pool, runId: string): Promise<ChatHistory> {
-  const { rows } = await pool.query<ChatHistory[number]>({
-    name: 'run-history',
-    text: `SELECT m.role, m."contentBlocks" FROM (${HISTORY_ROWS}) m ORDER BY m."createdAt", m.id`,
-    values: [runId],
-  });
-  return rows;
-}
-
 /** The partial text the snapshot shows while the model streams. */
 export async function writeRunText(
   pool: Pool,
@@ -395,7 +365,10 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                FROM cur WHERE r.id = cur.id
              RETURNING r.*
            ), waitpoints AS (
-             UPDATE "Waitpoint" w SET status = $7::"WaitpointStatus", "resolvedAt" = now()
+             -- A recorded cancel decided a pending plan when it was recorded, as the snapshot showed.
+             UPDATE "Waitpoint" w
+                SET status = (CASE WHEN fin."cancelRequestedAt" IS NULL THEN $7 ELSE 'CANCELLED' END)::"WaitpointStatus",
+                    "resolvedAt" = COALESCE(fin."cancelRequestedAt", now())
                FROM fin WHERE w."runId" = fin.id AND w.status = 'PENDING'
            ), models AS (
              -- A model call the run's ending cut short is not charged: its reservation goes back.
@@ -462,39 +435,6 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
   // Still active here means the row changed under us between the two statements; the caller retries.
   if (!['COMPLETE', 'FAILED', 'CANCELLED'].includes(row.status)) throw new Error('The run is still active.');
   return { status: row.status as TerminalStatus, error: row.error, endedNow: false, deliveries: [] };
-}
-
-/**
- * Records an agent event of a run from its row, when the row agrees with it (a terminal event only
- * once the run has ended that way). For v1 executions, which announced events in steps of their
- * own; today's statements record them with the change itself, so this is then a no-op.
- */
-export async function recordRunEvent(
-  pool: Pool,
-  input: { runId: string; event: 'agent.started' | 'agent.completed' | 'agent.failed' },
-): Promise<RecordedDelivery[]> {
-  const { rows } = await pool.query<{ userId: string; deliveries: DeliveryRow[] }>({
-    name: 'run-record-event',
-    text: `WITH run AS (
-             SELECT * FROM "Run"
-              WHERE id = $1 AND CASE $2 WHEN 'agent.started' THEN true
-                                        WHEN 'agent.completed' THEN status = 'COMPLETE'
-                                        ELSE status IN ('FAILED', 'CANCELLED') END
-           ), ${eventCte('recorded', {
-             from: 'run',
-             userId: 's."userId"',
-             event: '$2',
-             key: 's.id',
-             data: agentEventData(
-               `CASE WHEN $2 = 'agent.started' THEN 'QUEUED' ELSE s.status::text END`,
-               `CASE WHEN s.status = 'FAILED' THEN s.error END`,
-             ),
-           })}
-           SELECT run."userId", ${deliveriesColumn('recorded')} AS deliveries FROM run`,
-    values: [input.runId, input.event],
-  });
-  const row = rows[0];
-  return row ? toRecorded(row.userId, row.deliveries) : [];
 }
 
 export interface RunScope {
@@ -770,9 +710,74 @@ export async function listStaleRuns(pool: Pool, limit = 100): Promise<Unfinished
   return rows;
 }
 
+/** A run as its workflow's start names it (workflows/agent.contract.ts AgentRunInput adds settings). */
+export interface RunIdentity {
+  runId: string;
+  chatId: string;
+  userId: string;
+  messageId: string;
+  assistantMessageId: string;
+  traceId: string;
+  planMode: boolean;
+}
+
+/** An admitted run no execution has taken yet, with what its workflow's start needs. */
+export interface QueuedRun extends RunIdentity {
+  via: Transport;
+  /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
+  stopRequested: boolean;
+}
+
+/**
+ * QUEUED runs no execution has taken, admitted more than `graceSeconds` ago and not looked at in
+ * the last `recheckSeconds`, oldest first.
+ */
+export async function selectQueuedRuns(
+  pool: Pool,
+  input: { graceSeconds: number; recheckSeconds: number; limit: number },
+): Promise<QueuedRun[]> {
+  const { rows } = await pool.query<QueuedRun>({
+    name: 'runs-queued',
+    text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
+                  r."planMode", r.via, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+             FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+            WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
+              AND r."createdAt" < now() - make_interval(secs => $1)
+              AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $2))
+            ORDER BY r."createdAt"
+            LIMIT $3`,
+    values: [input.graceSeconds, input.recheckSeconds, input.limit],
+  });
+  return rows;
+}
+
 export async function markRunsChecked(pool: Pool, runIds: string[]): Promise<void> {
   if (runIds.length)
     await pool.query(`UPDATE "Run" SET "checkedAt" = now() WHERE id = ANY($1::uuid[])`, [runIds]);
+}
+
+/** One advisory lock for every process: a reconciler pass runs in one of them at a time. */
+const RECONCILER_LOCK = 72_707_370;
+
+/**
+ * Runs `pass` while this process holds the reconciler's lock (a session lock, on a connection held
+ * for the pass); null, without running it, when another process holds it.
+ */
+export async function underReconcilerLock<T>(pool: Pool, pass: () => Promise<T>): Promise<T | null> {
+  const lock = await pool.connect();
+  try {
+    const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+      RECONCILER_LOCK,
+    ]);
+    if (!rows[0]?.locked) return null;
+    try {
+      return await pass();
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
+    }
+  } finally {
+    lock.release();
+  }
 }
 
 /** A decision claimed this long ago whose workflow has not acted on it may have lost its signal. */

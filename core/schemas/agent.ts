@@ -12,26 +12,17 @@ extendZodWithOpenApi(z);
  */
 const extension = { 'x-extension': true } as const;
 
-export const modelNameSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .openapi({
-    description: "A model of the operator's list (docs/models.md); the operator's default when left out.",
-  });
+export const modelNameSchema = z.string().min(1).max(64).openapi({
+  description: "A model of the operator's list (docs/models.md); the operator's default when left out.",
+});
 
 export const instructionsSchema = stored(z.string().max(MAX_INSTRUCTIONS)).openapi({
   description: "The run's instructions (its system prompt); the operator's when left out.",
 });
 
-export const maxStepsSchema = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_STEPS_LIMIT)
-  .openapi({
-    description: 'The most model steps the run takes: 1 up to the operator’s cap (AGENT_MAX_STEPS).',
-  });
+export const maxStepsSchema = z.number().int().min(1).max(MAX_STEPS_LIMIT).openapi({
+  description: 'The most model steps the run takes: 1 up to the operator’s cap (AGENT_MAX_STEPS).',
+});
 
 export const toolsSettingSchema = z
   .array(z.enum(TOOL_NAMES))
@@ -60,16 +51,9 @@ export const budgetSchema = z
       description:
         'The most credits the run may spend, model steps and tools together; the run ends FAILED with BUDGET_EXCEEDED before a step or a tool call that could pass it.',
     }),
-    maxToolCalls: z
-      .number()
-      .int()
-      .min(0)
-      .max(1_000)
-      .optional()
-      .openapi({
-        description:
-          'The most tool calls the run may make; past it the run ends FAILED with BUDGET_EXCEEDED.',
-      }),
+    maxToolCalls: z.number().int().min(0).max(1_000).optional().openapi({
+      description: 'The most tool calls the run may make; past it the run ends FAILED with BUDGET_EXCEEDED.',
+    }),
   })
   .strict()
   .openapi('RunBudget', { ...extension, example: { maxCredits: '5', maxToolCalls: 2 } });

@@ -256,6 +256,7 @@ export const exampleRunSnapshot = {
   ],
   webhooks: [exampleRunWebhook],
   error: null,
+  cancelRequestedAt: null,
   createdAt: CREATED_AT,
   startedAt: STARTED_AT,
   finishedAt: FINISHED_AT,

@@ -112,3 +112,5 @@ export const oauthGrantSchema = z
 export type OAuthGrantDto = z.infer<typeof oauthGrantSchema>;
 
 export const oauthGrantListSchema = listSchema(oauthGrantSchema, 'OAuthGrantList', exampleOAuthGrant);
+/** Paged as the API keys beside them are. */
+export const oauthGrantListQuerySchema = apiKeyListQuerySchema;

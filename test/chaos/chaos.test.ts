@@ -17,7 +17,7 @@ import {
   type Infra,
   type TemporalEngine,
 } from '../faults/support';
-import type { TemporalService } from '../../core/embedded/temporal-cluster';
+import type { TemporalService } from '../../apps/stack/embedded/temporal-cluster';
 import {
   approvePlans,
   directUrl,

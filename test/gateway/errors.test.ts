@@ -168,13 +168,28 @@ describe('error envelope', () => {
     );
     assert.equal(await chatCount(user.userId), chatsBefore);
 
+    // The OAuth sign-in form shows itself again, saying what to fix.
+    const { client_id } = (await (
+      await fetch(`${gateway.url}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'NUL', redirect_uris: ['http://127.0.0.1:9/callback'] }),
+      })
+    ).json()) as { client_id: string };
+    const next = `/authorize?${new URLSearchParams({
+      client_id,
+      response_type: 'code',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    })}`;
     const signIn = await fetch(`${gateway.url}/oauth/sign-in`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'email=a%00b%40example.com&password=long-enough-password&next=%2Fauthorize%3Fx',
+      body: `email=a%00b%40example.com&password=long-enough-password&next=${encodeURIComponent(next)}`,
     });
     assert.equal(signIn.status, 400);
-    assert.equal(((await signIn.json()) as { code: string }).code, 'INVALID_REQUEST');
+    assert.match(await signIn.text(), /role="alert">Enter your email address and your password/);
+    assert.equal(signIn.headers.get('set-cookie'), null);
   });
 
   it('answers a non-UUID id with 400 INVALID_REQUEST listing each problem', async () => {
@@ -208,7 +223,7 @@ describe('rate limits', () => {
   });
   after(() => gateway.close());
 
-  it('limits each API key to API_RATE_LIMIT_PER_MINUTE, with RateLimit headers on every answer', async () => {
+  it('limits each user to API_RATE_LIMIT_PER_MINUTE, with RateLimit headers on every answer', async () => {
     const user = await createTestUser();
     const other = await createTestUser();
     for (let i = 0; i < 3; i++) {
@@ -226,7 +241,7 @@ describe('rate limits', () => {
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
     assert.equal(await chatCount(user.userId), 0);
-    // The count is per key: another key is unaffected.
+    // The count is per user: another user is unaffected.
     assert.equal((await fetch(`${gateway.url}/api/v1/chats`, { headers: other.bearer })).status, 200);
   });
 
@@ -255,7 +270,7 @@ describe('rate limits', () => {
     assert.equal(res.headers.get('ratelimit-remaining'), '2');
   });
 
-  it('the send limit holds sends per key to SEND_RATE_LIMIT_PER_MINUTE', async () => {
+  it('the send limit holds sends per user to SEND_RATE_LIMIT_PER_MINUTE', async () => {
     // A bare app with the guard counting only the send limit, so the API-wide one stays out of the way.
     const app = express();
     app.post('/send', apiKeyGuard(gateway.ops, [gateway.ops.limits.send]), (_req, res) => {

@@ -4,7 +4,7 @@
  * page with PKCE, consent, and the token endpoint.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 export const OAUTH_REDIRECT = 'http://127.0.0.1:9/callback';
@@ -35,14 +35,22 @@ export function oauthFlow(base: string, cookie: string) {
     return { code, back };
   }
 
-  /** Dynamic client registration, as an assistant does it. */
+  /**
+   * Dynamic client registration, as an assistant does it. Each from an address of its own (to a
+   * gateway that believes its proxy, TRUST_PROXY=loopback), so that a suite's registrations do not
+   * count against one another's limit.
+   */
   async function register(
     clientName: string,
+    redirectUris = [OAUTH_REDIRECT],
   ): Promise<{ client_id: string; client_secret?: string; token_endpoint_auth_method: string }> {
     const res = await fetch(`${base}/register`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: clientName, redirect_uris: [OAUTH_REDIRECT] }),
+      headers: {
+        'content-type': 'application/json',
+        'x-forwarded-for': `10.${randomInt(256)}.${randomInt(256)}.${randomInt(256)}`,
+      },
+      body: JSON.stringify({ client_name: clientName, redirect_uris: redirectUris }),
     });
     assert.equal(res.status, 201);
     return (await res.json()) as {
@@ -65,29 +73,44 @@ export function oauthFlow(base: string, cookie: string) {
     return url;
   }
 
-  /** A grant (registration, PKCE, consent, code exchange) for a client so named, asking for `scope`. */
-  async function grant(
-    scope?: string,
-    clientName = 'Raw client',
-  ): Promise<{ clientId: string; tokens: OAuthTokens & { scope: string } }> {
-    const clientId = (await register(clientName)).client_id;
-    const verifier = randomBytes(32).toString('base64url');
+  /**
+   * A code for `clientId`, allowed by the user, and the PKCE verifier it was asked with (by default
+   * 32 random bytes, as the SDK's clients make one).
+   */
+  async function authorizedCode(
+    clientId: string,
+    options: { scope?: string; verifier?: string } = {},
+  ): Promise<{ code: string; verifier: string; back: URL }> {
+    const verifier = options.verifier ?? randomBytes(32).toString('base64url');
     const url = authorizeUrl(clientId, {
       code_challenge: createHash('sha256').update(verifier).digest('base64url'),
       code_challenge_method: 'S256',
-      ...(scope === undefined ? {} : { scope }),
+      ...(options.scope === undefined ? {} : { scope: options.scope }),
     });
-    const { code } = await allow(url);
-    const res = await token({
+    return { ...(await allow(url)), verifier };
+  }
+
+  /** The token endpoint's answer to the code and its verifier. */
+  const exchange = (clientId: string, code: string, verifier: string) =>
+    token({
       grant_type: 'authorization_code',
       code,
       code_verifier: verifier,
       client_id: clientId,
       redirect_uri: OAUTH_REDIRECT,
     });
+
+  /** A grant (registration, PKCE, consent, code exchange) for a client so named, asking for `scope`. */
+  async function grant(
+    scope?: string,
+    clientName = 'Raw client',
+  ): Promise<{ clientId: string; tokens: OAuthTokens & { scope: string } }> {
+    const clientId = (await register(clientName)).client_id;
+    const { code, verifier } = await authorizedCode(clientId, scope === undefined ? {} : { scope });
+    const res = await exchange(clientId, code, verifier);
     assert.equal(res.status, 200);
     return { clientId, tokens: (await res.json()) as OAuthTokens & { scope: string } };
   }
 
-  return { token, allow, register, authorizeUrl, grant };
+  return { token, allow, register, authorizeUrl, authorizedCode, exchange, grant };
 }
