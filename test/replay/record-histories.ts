@@ -315,6 +315,13 @@ async function main(): Promise<void> {
       },
     ],
     ['failed', () => turn('FAILED', [{ fail: 'The model refused.' }], { text: 'hello' })],
+    // The run's own maxSteps ends it after its second step, whose tool still runs.
+    [
+      'max-steps',
+      () => turn('COMPLETE', [image('c1'), image('c2'), image('c3')], { text: 'draw', maxSteps: 2 }),
+    ],
+    // A tool call past the budget's maxToolCalls ends the run FAILED (BUDGET_EXCEEDED).
+    ['budget-exceeded', () => turn('FAILED', [image('c1')], { text: 'draw', budget: { maxToolCalls: 0 } })],
     [
       'tool-call',
       async () => {
