@@ -17,6 +17,7 @@ export const ROW_KEYS = [
   'streams',
   'console',
   'longchat',
+  'bigdb',
 ] as const;
 
 export type RowKey = (typeof ROW_KEYS)[number];
