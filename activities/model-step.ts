@@ -351,6 +351,9 @@ export async function streamModelReply(
     // A lone surrogate at the end is half of a character the next piece completes.
     const text = storableText(input.prefix + streamed);
     writing = writing.then(() => writeRunText(deps.db.bookkeeping, { runId, text, step }));
+    // A write that fails while the model still streams fails the step when it ends (the finally
+    // below awaits it); left unhandled until then, its rejection would end the worker process.
+    writing.catch(() => undefined);
   };
   // At most one write per interval, counted from the call's start, and the last piece of a burst
   // is never left unwritten: a reply that is whole within the first interval (a short one, a

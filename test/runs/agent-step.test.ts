@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Pool } from 'pg';
 import { createAgentActivities } from '../../activities/agent';
 import { claimPlanDecision } from '../../core/runs/store';
 import { admitTurn } from '../../operations/runs/admission';
@@ -9,6 +10,7 @@ import { testStack } from '../../testkit/stack';
 import { createTestUser } from '../../testkit/users';
 import { startWorker, testModels, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
+import { waitFor } from '../support/wait';
 
 /**
  * The step activity on the real database, run as Temporal runs a retry: the same input again,
@@ -92,5 +94,59 @@ describe('a retried model step', function () {
       maxSteps: 8,
     });
     assert.equal(model.calls.length, 1, 'the model was asked once');
+  });
+
+  it('fails the step, not the worker process, when writing the streamed text fails mid-reply', async () => {
+    const user = await createTestUser();
+    const { run } = await admitTurn(gateway.deps, {
+      userId: user.userId,
+      via: 'rest',
+      text: 'hello',
+      imageUrls: [],
+      attachmentIds: [],
+      planMode: false,
+    });
+    const model = new ScriptedModel([
+      { text: 'A reply long enough to stream in two halves.', toolCalls: [] },
+    ]);
+    model.holdAfterFirstHalf();
+    // The partial text's pool as a busy database leaves it: no connection in time.
+    let writes = 0;
+    const bookkeeping = {
+      query: () => {
+        writes += 1;
+        return Promise.reject(new Error('timeout exceeded when trying to connect'));
+      },
+    } as unknown as Pool;
+    const activities = createAgentActivities({
+      ...worker.deps,
+      db: { ...worker.deps.db, bookkeeping },
+      models: testModels(worker.deps.config, model),
+      toolSpecs: [],
+    });
+    const env = new MockActivityEnvironment({
+      workflowExecution: { workflowId: run.chatId, runId: randomUUID() },
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.prependListener('unhandledRejection', onUnhandled);
+    try {
+      const step = env.run(activities.agentStep, {
+        runId: run.runId,
+        step: 1,
+        textSoFar: '',
+        contentBlocks: [],
+        turnMessages: [],
+      });
+      step.catch(() => undefined);
+      await waitFor(async () => (writes > 0 ? true : undefined), { what: 'the first half written' });
+      // Node tells of a rejection nobody handles once the microtasks of its turn have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      model.release();
+      await assert.rejects(step, /timeout exceeded when trying to connect/);
+      assert.deepEqual(unhandled, [], 'no rejection left unhandled (it ends a worker process)');
+    } finally {
+      process.removeListener('unhandledRejection', onUnhandled);
+    }
   });
 });
