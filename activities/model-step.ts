@@ -350,10 +350,14 @@ export async function streamModelReply(
     lastWrite = Date.now();
     // A lone surrogate at the end is half of a character the next piece completes.
     const text = storableText(input.prefix + streamed);
-    writing = writing.then(() => writeRunText(deps.db.bookkeeping, { runId, text, step }));
-    // A write that fails while the model still streams fails the step when it ends (the finally
-    // below awaits it); left unhandled until then, its rejection would end the worker process.
-    writing.catch(() => undefined);
+    // The partial text is bookkeeping (core/db/client.ts): a write that fails (no connection in
+    // time on a busy database) is passed over, since the step's ending writes the whole text.
+    // Left to reject, it would go unhandled until the step ends, and that ends the worker process.
+    writing = writing
+      .then(() => writeRunText(deps.db.bookkeeping, { runId, text, step }))
+      .catch((err: unknown) =>
+        deps.logger.warn({ runId, step, err: (err as Error).message }, 'partial text not written'),
+      );
   };
   // At most one write per interval, counted from the call's start, and the last piece of a burst
   // is never left unwritten: a reply that is whole within the first interval (a short one, a
