@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { permanentFailure } from '../core/errors/failures';
 import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
-import { modelStepDuration } from '../core/metrics/worker';
-import type { ModelMessage, ModelReply, ModelToolSpec } from '../core/model/types';
+import { HISTORY_READ_LIMIT } from '../core/model/context';
+import type { ModelReply, ModelToolSpec } from '../core/model/types';
 import { watchRunCancel } from '../core/runs/cancel-watch';
 import {
   expirePlanWaitpoint,
@@ -12,13 +11,12 @@ import {
   gateStep,
   openPlanWaitpoint,
   selectPlanReply,
-  writeRunText,
   type FinishRunInput,
   type TerminalStatus,
   type WaitpointStatus,
 } from '../core/runs/store';
-import { storableJson, storableText } from '../core/db/storable';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
+import { TOOLS, isToolName } from '../core/tools/registry';
 import {
   appendText,
   textPrefix,
@@ -26,12 +24,8 @@ import {
   type AgentStepResult,
 } from '../workflows/agent.contract';
 import { toolOutputKey } from '../core/storage/keys';
-import { refreshContentBlocks } from '../core/storage/signing';
 import type { ActivityDeps } from './deps';
-
-/** Partial text reaches the snapshot at most this often, however fast the model streams. */
-const TEXT_WRITE_INTERVAL_MS = 250;
-const HEARTBEAT_EVERY_MS = 1_000;
+import { buildContext, offeredModel, runSettings, streamModelReply } from './model-step';
 
 export interface AgentActivityDeps extends ActivityDeps {
   toolSpecs: ModelToolSpec[];
@@ -106,28 +100,46 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       runId: input.runId,
       triggerRunId: currentExecution(),
       step: input.step,
+      historyLimit: HISTORY_READ_LIMIT,
     });
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
     await deps.startDeliveries(gate.deliveries);
 
+    const settings = runSettings(deps.config, gate.context.settings);
+    const { maxSteps } = settings;
     // A retry of a step whose plan was already put to the approver goes on with that plan.
     const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
     if (proposed && input.planWaitpoint)
-      return { kind: 'tools', reply: proposed, waitpointId: input.planWaitpoint.id };
+      return { kind: 'tools', reply: proposed, waitpointId: input.planWaitpoint.id, maxSteps };
 
-    const messages = [
-      // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-      ...gate.history.map((m) =>
-        toModelMessage(m.role, refreshContentBlocks(deps.config, m.contentBlocks, gate.userId)),
-      ),
-      ...input.turnMessages,
-    ];
-    const reply = await streamModelReply(deps, {
+    const payer = {
       runId: input.runId,
+      userId: gate.userId,
       step: input.step,
+      maxCredits: gate.context.budget?.maxCredits ?? null,
+    };
+    const model = offeredModel(deps, settings.model);
+    const tools = deps.toolSpecs.filter((t) => settings.tools.includes(t.name));
+    // A reply an earlier attempt of this step was charged for needs no context: it is not asked again.
+    const context = gate.context.chargedReply
+      ? { system: '', messages: [], inputTokens: 0 }
+      : await buildContext(deps, {
+          payer,
+          model,
+          instructions: settings.instructions,
+          tools,
+          context: gate.context,
+          turn: input.turnMessages,
+          signal: stop,
+        });
+    const reply = await streamModelReply(deps, {
+      payer,
       prefix: textPrefix(input.textSoFar),
-      messages,
+      model,
+      ...context,
+      tools,
+      charged: gate.context.chargedReply,
       // A reply that ends the turn is written by the statement that ends it.
       writeLast: (r) => r.toolCalls.length > 0,
       stop,
@@ -149,17 +161,17 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       });
       return ended ? { kind: 'ended', status: ended.status, error: ended.error } : { kind: 'missing' };
     }
-    if (!input.planWaitpoint) return { kind: 'tools', reply };
+    if (!input.planWaitpoint) return { kind: 'tools', reply, maxSteps };
     const open = await openPlanWaitpoint(pool, {
       runId: input.runId,
       waitpointId: input.planWaitpoint.id,
-      plan: planOf(reply, input.step),
+      plan: planOf(deps.config, reply, input.step),
       reply,
       timeoutMs: input.planWaitpoint.timeoutMs,
     });
     // A cancel that came in during the step: no plan is put to anyone.
     if (!open) return { kind: 'stop' };
-    return { kind: 'tools', reply, waitpointId: input.planWaitpoint.id };
+    return { kind: 'tools', reply, waitpointId: input.planWaitpoint.id, maxSteps };
   }
 
   return {
@@ -203,81 +215,6 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
 export type AgentActivities = ReturnType<typeof createAgentActivities>;
 
-/**
- * Streams one model reply, writing `prefix` + the text so far into the run at most every 250 ms
- * (and once more at the end). An activity heartbeats throughout so Temporal's cancel reaches it;
- * `stop` ends the call too (a local activity's own cancel comes late, see agentStep).
- */
-async function streamModelReply(
-  deps: AgentActivityDeps,
-  input: {
-    runId: string;
-    step: number;
-    prefix: string;
-    messages: ModelMessage[];
-    /** Whether the whole reply is written once it is in. */
-    writeLast: (reply: ModelReply) => boolean;
-    stop?: AbortSignal;
-  },
-): Promise<ModelReply> {
-  if (!deps.model) throw permanentFailure('PROVIDER_NOT_CONFIGURED', 'No model provider is configured.');
-  const ctx = Context.current();
-  const signal = input.stop ? AbortSignal.any([ctx.cancellationSignal, input.stop]) : ctx.cancellationSignal;
-  let streamed = '';
-  let lastWrite = Date.now();
-  let trailing: NodeJS.Timeout | undefined;
-  let writing: Promise<unknown> = Promise.resolve();
-  const flush = () => {
-    clearTimeout(trailing);
-    trailing = undefined;
-    lastWrite = Date.now();
-    // A lone surrogate at the end is half of a character the next piece completes.
-    const text = storableText(input.prefix + streamed);
-    writing = writing.then(() =>
-      writeRunText(deps.db.bookkeeping, { runId: input.runId, text, step: input.step }),
-    );
-  };
-  // At most one write per interval, counted from the call's start, and the last piece of a burst
-  // is never left unwritten: a reply that is whole within the first interval (a short one, a
-  // provider that does not stream, a busy worker's local model) is written once, by the statement
-  // that ends the step, not twice.
-  const onText = (delta: string) => {
-    streamed += delta;
-    trailing ??= setTimeout(flush, Math.max(0, lastWrite + TEXT_WRITE_INTERVAL_MS - Date.now()));
-  };
-  // Heartbeats carry cancellation to an activity, so they go on while the model is silent too.
-  const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  const stopTimer = modelStepDuration.startTimer({ provider: deps.model.name });
-  try {
-    let reply: ModelReply;
-    try {
-      // A model may answer what PostgreSQL cannot store (a NUL); a run that could not record its
-      // reply would retry its bookkeeping for ever.
-      reply = storableJson(
-        await deps.model.complete({
-          messages: input.messages,
-          tools: deps.toolSpecs,
-          signal,
-          onText,
-        }),
-      );
-      stopTimer({ outcome: 'ok' });
-    } catch (err) {
-      stopTimer({ outcome: signal.aborted ? 'cancelled' : 'error' });
-      throw err;
-    }
-    if (input.writeLast(reply)) {
-      streamed = reply.text;
-      flush();
-    }
-    return reply;
-  } finally {
-    clearInterval(beat);
-    clearTimeout(trailing);
-    await writing;
-  }
-}
-
 /** The Temporal run id of the workflow execution this activity works for. */
 function currentExecution(): string {
   const runId = Context.current().info.workflowExecution?.runId;
@@ -285,39 +222,25 @@ function currentExecution(): string {
   return runId;
 }
 
-/** What the approver sees: the reply's text as the summary and each tool call as a step. */
-function planOf(reply: ModelReply, step: number): Plan {
+/**
+ * What the approver sees: the reply's text as the summary, each tool call as a step with its price
+ * in credits (what it costs when it succeeds), and the plan's total.
+ */
+function planOf(config: ActivityDeps['config'], reply: ModelReply, step: number): Plan {
   const n = reply.toolCalls.length;
+  const steps = reply.toolCalls.map((c) => ({
+    toolName: c.toolName,
+    input: c.input,
+    reason: `Requested by the agent for step ${step}.`,
+    credits: isToolName(c.toolName) ? TOOLS[c.toolName].price(config) : '0',
+  }));
+  // In ten-thousandths, the ledger's unit, so the sum is exact.
+  const total = steps.reduce((sum, s) => sum + Math.round(Number(s.credits) * 10_000), 0);
   return {
     summary: reply.text.trim() || `Run ${n} tool call${n === 1 ? '' : 's'}.`,
-    steps: reply.toolCalls.map((c) => ({
-      toolName: c.toolName,
-      input: c.input,
-      reason: `Requested by the agent for step ${step}.`,
-    })),
+    steps,
+    totalCredits: String(total / 10_000),
   };
-}
-
-function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
-  if (role === 'user') {
-    return {
-      role: 'user',
-      text: blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n'),
-      media: blocks.flatMap((b) =>
-        b.type === 'image' || b.type === 'video' || b.type === 'audio' ? [{ kind: b.type, url: b.url }] : [],
-      ),
-    };
-  }
-  // Earlier turns' tool exchanges are summarised as text: their provider call ids are long gone.
-  const parts = blocks.flatMap((b) => {
-    if (b.type === 'text') return [b.text];
-    if (b.type === 'tool_result')
-      return [
-        b.result ? `[${b.toolName} result: ${b.result.output.url}]` : `[${b.toolName} failed: ${b.error}]`,
-      ];
-    return [];
-  });
-  return { role: 'assistant', text: parts.join('\n'), toolCalls: [] };
 }
 
 /** A stable id per stored object, so a retried ending names the same attachment. */

@@ -2,7 +2,7 @@ import type { Config } from '../core/config/config';
 import type { Database } from '../core/db/client';
 import type { NotificationHub } from '../core/db/notification-hub';
 import type { Logger } from '../core/logging/logger';
-import type { ModelProvider } from '../core/model/types';
+import type { ModelCatalog } from '../core/model/catalog';
 import type { GuardedHttp } from '../core/net/guarded-http';
 import type { ObjectStorage } from '../core/storage/storage';
 import type { RecordedDelivery } from '../core/webhooks/store';
@@ -19,8 +19,8 @@ export interface ActivityDeps {
   logger: Logger;
   storage: ObjectStorage;
   http: GuardedHttp;
-  /** Undefined when no model provider is configured: runs then fail with PROVIDER_NOT_CONFIGURED. */
-  model: ModelProvider | undefined;
+  /** The models offered (MODELS): a run whose model is not among them fails with PROVIDER_NOT_CONFIGURED. */
+  models: ModelCatalog;
   /** The worker's LISTEN connection, on `run_cancels`: a step hears its run's cancel at once. */
   notifications: NotificationHub;
   /**

@@ -98,6 +98,15 @@ export function createToolsActivities(deps: ActivityDeps) {
         throw permanentFailure('RUN_NOT_ACTIVE', 'The run has ended; the tool was not started.');
       if (opened.outcome === 'no-credits')
         throw permanentFailure('INSUFFICIENT_CREDITS', 'The credit balance cannot pay for this tool call.');
+      if (opened.outcome === 'not-allowed')
+        throw permanentFailure('UNKNOWN_TOOL', `The tool ${input.toolName} is not among this run's tools.`);
+      if (opened.outcome === 'over-budget')
+        throw permanentFailure(
+          'BUDGET_EXCEEDED',
+          opened.limit === 'maxToolCalls'
+            ? `The run's budget of ${opened.budget} tool calls (maxToolCalls) is spent; ${input.toolName} was not started.`
+            : `The run's budget of ${opened.budget} credits (maxCredits) cannot pay for ${input.toolName}; it was not started.`,
+        );
       // Retryable: the call waits, by the activity's retries, for one of the user's calls to end.
       if (opened.outcome === 'at-cap')
         throw ApplicationFailure.create({

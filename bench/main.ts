@@ -23,6 +23,7 @@ import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRows } from './streams';
 import { endToEndRow, historyRows } from './turns';
+import { longChatRow } from './long-chat';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 /** How many times each row is measured: its figure is the median of these rounds, with their spread. */
@@ -37,6 +38,7 @@ const SAMPLES = {
   crops: N('BENCH_CROPS', 40),
   turns: N('BENCH_TURNS', 40),
   streams: N('BENCH_STREAMS', 1000),
+  longChat: N('BENCH_LONGCHAT_TURNS', 20),
 };
 const LOAD: LoadOptions = {
   rounds: ROUNDS,
@@ -130,6 +132,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
     return big.rows;
   });
   await rows(['admission'], () => admissionRows(bench, SAMPLES));
+  await rows(['longchat'], () => longChatRow(bench, SAMPLES.longChat, rounds));
 }
 
 /**

@@ -16,6 +16,7 @@ export const ROW_KEYS = [
   'memory',
   'streams',
   'console',
+  'longchat',
   'bigdb',
 ] as const;
 

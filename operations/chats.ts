@@ -15,6 +15,7 @@ import {
   type ChatDto,
   type ChatListQuery,
   type ChatRow,
+  type ChatUpdate,
   type MessageDto,
   type MessageListQuery,
 } from '../core/schemas/chats';
@@ -24,6 +25,7 @@ import type { Caller, OperationDeps } from './deps';
 import type { RunsOperations } from './runs';
 import { heldOpen, type Streams } from './streams';
 import { wakeUps } from './wake-ups';
+import { assertOffered } from './runs/admission';
 
 export interface Page<T> {
   data: T[];
@@ -77,12 +79,14 @@ export function createChatsOperations(
       return toChatDto(await findChat(caller, chatId));
     },
 
-    async updateChat(
-      caller: Caller,
-      chatId: string,
-      patch: { title?: string; isFavorite?: boolean },
-    ): Promise<ChatDto> {
-      const chat = await patchChat(pool, caller.userId, chatId, patch);
+    /**
+     * Changes a chat's title, star and its runs' default settings (a null clears a default); a model
+     * not offered or more steps than the cap is refused naming the field, and nothing is written.
+     */
+    async updateChat(caller: Caller, chatId: string, patch: ChatUpdate): Promise<ChatDto> {
+      const { title, isFavorite, ...settings } = patch;
+      assertOffered(deps.config, settings);
+      const chat = await patchChat(pool, caller.userId, chatId, { title, isFavorite, settings });
       if (!chat) throw chatNotFound();
       return toChatDto(chat);
     },

@@ -6,7 +6,8 @@ import { createNotificationHub } from '../core/db/notification-hub';
 import { createLogger } from '../core/logging/logger';
 import { createGuardedHttp } from '../core/net/guarded-http-client';
 import { createStorage } from '../core/storage';
-import { createModelProvider } from '../core/model';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { createModelCatalog, type ModelCatalog, type OfferedModel } from '../core/model/catalog';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../core/temporal/connection';
 import { startDeliveries, workerStarter, type Starter } from '../operations/temporal';
@@ -31,6 +32,11 @@ export async function startWorker(
     temporalAddress?: string;
     /** As the worker process's SHUTDOWN_GRACE; unset, a stop waits for everything in flight. */
     shutdownGraceMs?: number;
+    /**
+     * A test's model, in place of every model the config offers (or as the one model, `test`, when
+     * it offers none); null offers none. Unset: the config's models.
+     */
+    model?: LanguageModelV4 | null;
   } = {},
 ): Promise<TestWorker> {
   const stack = await testStack();
@@ -57,7 +63,7 @@ export async function startWorker(
     notifications,
     storage: createStorage(config),
     http: createGuardedHttp(config),
-    model: createModelProvider(config),
+    models: testModels(config, options.model),
     stopping: handoff.signal,
     ...options.deps,
   };
@@ -81,4 +87,25 @@ export async function startWorker(
       await notifications.close();
     },
   };
+}
+
+/** What a test model stands in for when the config offers no model: the embedded model's shape. */
+const TEST_MODEL = {
+  name: 'test',
+  provider: 'local',
+  modelId: 'test',
+  baseUrl: undefined,
+  apiKey: undefined,
+  contextWindow: 32_768,
+  maxOutputTokens: 4_096,
+  price: { input: '0', output: '0', cachedInput: '0' },
+} as const;
+
+/** The models a test worker offers (see startWorker's `model`). */
+export function testModels(config: Config, model: LanguageModelV4 | null | undefined): ModelCatalog {
+  if (model === undefined) return createModelCatalog(config);
+  if (model === null) return { get: () => undefined, defaultModel: undefined };
+  const entries = config.models.entries.length ? config.models.entries : [TEST_MODEL];
+  const byName = new Map<string, OfferedModel>(entries.map((e) => [e.name, { ...e, language: model }]));
+  return { get: (name) => byName.get(name), defaultModel: config.models.defaultModel ?? TEST_MODEL.name };
 }

@@ -11,7 +11,7 @@ export function agentWorkflowId(chatId: string): string {
   return chatId;
 }
 
-/** At most this many model steps in one run (DECISIONS). */
+/** At most this many model steps in a run whose steps do not name its own limit (DECISIONS). */
 export const MAX_MODEL_STEPS = 8;
 
 export interface AgentRunInput extends RunIdentity {
@@ -76,8 +76,11 @@ export type AgentStepResult =
   /** The run is in another execution's hands, or ended without this one. */
   | { kind: 'other' }
   | { kind: 'missing' }
-  /** The model asked for tools; with `waitpointId`, the plan now waits for approval. */
-  | { kind: 'tools'; reply: ModelReply; waitpointId?: string }
+  /**
+   * The model asked for tools; with `waitpointId`, the plan now waits for approval. `maxSteps`: the
+   * run's own limit (its settings); executions whose steps did not say take MAX_MODEL_STEPS.
+   */
+  | { kind: 'tools'; reply: ModelReply; waitpointId?: string; maxSteps?: number }
   /** A local step's worker is stopping: the step runs again, as an activity task, on another. */
   | { kind: 'handoff' };
 

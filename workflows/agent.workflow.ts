@@ -170,7 +170,9 @@ class Turn {
 
   private async converse(): Promise<Ending> {
     let planApproved = !this.input.planMode;
-    for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
+    // The run's own limit comes with its steps' results (its settings); MAX_MODEL_STEPS until then.
+    let limit = MAX_MODEL_STEPS;
+    for (let step = 1; step <= limit; step++) {
       this.live.step = step;
       this.report('RUNNING', modelStepActivity(step));
       const options = { summary: modelStepActivity(step) };
@@ -196,6 +198,7 @@ class Turn {
       if (result.kind === 'stop') throw new Stop();
 
       const { reply } = result;
+      if (result.maxSteps !== undefined) limit = result.maxSteps;
       this.text = appendText(this.text, reply.text);
       if (reply.text) this.contentBlocks.push({ type: 'text', text: reply.text });
       this.messages.push({ role: 'assistant', text: reply.text, toolCalls: reply.toolCalls });
@@ -254,7 +257,9 @@ class Turn {
       ]);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const { message: error } = userSafeFailure(err, 'The tool call failed.');
+      const { code, message: error } = userSafeFailure(err, 'The tool call failed.');
+      // A spent budget ends the run (FAILED, BUDGET_EXCEEDED): the model does not go on without it.
+      if (code === 'BUDGET_EXCEEDED') throw err;
       this.contentBlocks.push({ type: 'tool_result', toolCallId, toolName: call.toolName, error });
       return {
         role: 'tool',

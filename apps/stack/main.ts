@@ -400,6 +400,8 @@ async function main(): Promise<void> {
     ...process.env,
     APP_SECRET: process.env.APP_SECRET ?? (await appSecret(dataDir)),
   };
+  // The embedded model, unless the operator lists models of their own (docs/models.md).
+  if ((env.MODELS || env.MODELS_FILE) && !process.env.MODEL_PROVIDER) delete env.MODEL_PROVIDER;
 
   if (embeddedPostgres) {
     const pgDir = path.join(dataDir, 'postgres');

@@ -12,7 +12,7 @@ import { startTracing } from '../../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
-import { createModelProvider } from '../../core/model';
+import { createModelCatalog } from '../../core/model/catalog';
 import { startDeliveries, workerStarter } from '../../operations/temporal';
 import { startWorkerHttp } from './http';
 import { createWorker, stopWorker } from './worker';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       logger,
       storage: createStorage(config),
       http: createGuardedHttp(config),
-      model: createModelProvider(config),
+      models: createModelCatalog(config),
       notifications,
       stopping: handoff.signal,
     },

@@ -60,13 +60,15 @@ export async function patchChat(
   pool: Pool,
   userId: string,
   chatId: string,
-  patch: { title?: string; isFavorite?: boolean },
+  patch: { title?: string; isFavorite?: boolean; settings?: Record<string, unknown> },
 ): Promise<ChatRow | undefined> {
+  // A setting given null is a default cleared: the merge writes the null, the strip removes it.
   const { rows } = await pool.query<ChatRow>(
-    `UPDATE "Chat" SET title = COALESCE($3, title), "isFavorite" = COALESCE($4, "isFavorite"), "updatedAt" = now()
+    `UPDATE "Chat" SET title = COALESCE($3, title), "isFavorite" = COALESCE($4, "isFavorite"),
+            "agentSettings" = jsonb_strip_nulls("agentSettings" || $5::jsonb), "updatedAt" = now()
       WHERE id = $1 AND "userId" = $2 AND "deletedAt" IS NULL
       RETURNING ${CHAT_COLUMNS}`,
-    [chatId, userId, patch.title ?? null, patch.isFavorite ?? null],
+    [chatId, userId, patch.title ?? null, patch.isFavorite ?? null, JSON.stringify(patch.settings ?? {})],
   );
   return rows[0];
 }

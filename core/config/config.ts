@@ -2,6 +2,8 @@ import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { FAULT_POINTS } from './fault-points';
+import { MAX_INSTRUCTIONS, MAX_STEPS_LIMIT } from './agent-limits';
+import { readModelOffer, type ModelOffer } from './models';
 
 const bool = (fallback: boolean) =>
   z
@@ -348,11 +350,27 @@ export const configSchema = z
      */
     FILE_URL_TTL: duration('7d'),
 
+    /** The models offered, as a JSON array (docs/models.md), or a file holding it; see readModelOffer. */
+    MODELS: optionalString,
+    MODELS_FILE: optionalString,
+    /** The model of a run whose send and chat name none; the list's first when unset. */
+    MODEL_DEFAULT: optionalString,
+    /** Shorthand for a one-model list when MODELS and MODELS_FILE are unset. */
     MODEL_PROVIDER: z.enum(['none', 'local', 'openai']).default('none'),
     OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
     OPENAI_API_KEY: optionalString,
     OPENAI_MODEL: z.string().default('gpt-4o-mini'),
+    /** How long a model call may go without a streamed piece before it is cut (and retried). */
     MODEL_TIMEOUT: duration('60s'),
+    /** The most model steps a run may take; a send's or a chat's `maxSteps` is 1 up to this. */
+    AGENT_MAX_STEPS: integer().pipe(z.number().int().min(1).max(MAX_STEPS_LIMIT)).default(8),
+    /** The instructions (system prompt) of a run whose send and chat give none. */
+    AGENT_INSTRUCTIONS: z
+      .string()
+      .max(MAX_INSTRUCTIONS)
+      .default(
+        'You are an assistant that works with media. Use the tools crop_image, ai_image_2 and merge_videos when the user asks for them; otherwise answer briefly.',
+      ),
     /**
      * The local model's pause between the pieces it streams (default: none): a real model's pace,
      * for a demo, and the chaos suite's slow model.
@@ -403,7 +421,6 @@ export const configSchema = z
       need('S3_ACCESS_KEY_ID', 'STORAGE_DRIVER=s3');
       need('S3_SECRET_ACCESS_KEY', 'STORAGE_DRIVER=s3');
     }
-    if (c.MODEL_PROVIDER === 'openai') need('OPENAI_API_KEY', 'MODEL_PROVIDER=openai');
     if (c.IMAGE_PROVIDER === 'prediction') need('PREDICTION_API_URL', 'IMAGE_PROVIDER=prediction');
     if (c.IMAGE_PROVIDER === 'openai') need('OPENAI_API_KEY', 'IMAGE_PROVIDER=openai');
     // The switches that open the service to its own network are for development and tests; a
@@ -435,7 +452,12 @@ export const configSchema = z
     }
   });
 
-export type Config = Readonly<z.output<typeof configSchema>>;
+export type Config = Readonly<
+  z.output<typeof configSchema> & {
+    /** The models offered (MODELS, MODELS_FILE or the MODEL_PROVIDER shorthand), checked at start. */
+    models: ModelOffer;
+  }
+>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -452,7 +474,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
     );
   }
-  return Object.freeze(parsed.data);
+  const models = readModelOffer({ ...parsed.data, modelProviderSet: Boolean(env.MODEL_PROVIDER) }, env);
+  if (Array.isArray(models)) throw new ConfigError(models);
+  return Object.freeze({ ...parsed.data, models });
 }
 
 /** For a process's main.ts: a bad value stops the process at start, naming the variable. */

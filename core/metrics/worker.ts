@@ -21,9 +21,24 @@ export const activityDuration = new Histogram({
 /** One model call per step; outcome: ok, error or cancelled. */
 export const modelStepDuration = new Histogram({
   name: 'agent_model_step_duration_seconds',
-  help: 'Time one model step took (the streamed reply), by provider and outcome.',
-  labelNames: ['provider', 'outcome'] as const,
+  help: 'Time one model step took (the streamed reply), by provider, model and outcome.',
+  labelNames: ['provider', 'model', 'outcome'] as const,
   buckets: SECONDS,
+  registers: [workerMetrics],
+});
+
+/** Kind: input (cached included), output, cached_input; summaries (compaction) counted too. */
+export const modelTokens = new Counter({
+  name: 'agent_model_tokens_total',
+  help: 'Tokens of model calls as the providers counted them, by model (its name in MODELS) and kind.',
+  labelNames: ['model', 'kind'] as const,
+  registers: [workerMetrics],
+});
+
+export const modelCredits = new Counter({
+  name: 'agent_model_credits_total',
+  help: "Credits charged for model calls, by model, at the model's price.",
+  labelNames: ['model'] as const,
   registers: [workerMetrics],
 });
 

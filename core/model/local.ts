@@ -1,38 +1,179 @@
-import type { ModelMessage, ModelProvider, ModelReply, ModelRequest, ModelToolCall } from './types';
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4Usage,
+} from '@ai-sdk/provider';
+import { estimateTokens } from './tokens';
+import { mediaMarkers, SUMMARY_PROVIDER_OPTION } from './prompt';
+import type { ModelMedia, ModelReply, ModelToolCall } from './types';
+
+/** Pieces of text the local model streams, as a real model streams tokens. */
+const PIECE = /.{1,16}/gs;
 
 /**
- * A deterministic, rule-based agent for the embedded default and the tests. It understands plain
- * requests for the three tools and otherwise answers in text; after a tool has run it reports
- * the result. It streams its text in small pieces, as a real model would.
+ * A deterministic, rule-based agent for the embedded default and the tests, as an AI SDK language
+ * model (the provider specification `@ai-sdk/provider` v4): it goes through the same path as every
+ * provider. It understands plain requests for the three tools and otherwise answers in text; after
+ * a tool has run it reports the result; asked for a summary (compaction) it lists the user's
+ * requests. It counts its usage with the service's estimate, so credits work on it too.
  */
-export class LocalModelProvider implements ModelProvider {
-  readonly name = 'local';
+export class LocalLanguageModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4';
+  readonly provider = 'local';
+  /** Nothing is ever downloaded for it: it reads URLs as text. */
+  readonly supportedUrls = { '*/*': [/.*/] };
 
   /** @param paceMs the pause between streamed pieces (LOCAL_MODEL_PACE) */
-  constructor(private readonly paceMs = 0) {}
+  constructor(
+    readonly modelId = 'local',
+    private readonly paceMs = 0,
+  ) {}
 
-  async complete(request: ModelRequest): Promise<ModelReply> {
-    const reply = decide(request.messages);
-    for (const piece of reply.text.match(/.{1,16}/gs) ?? []) {
-      if (request.signal.aborted) throw new Error('The model call was cancelled.');
-      request.onText(piece);
-      await new Promise((resolve) =>
-        this.paceMs > 0 ? setTimeout(resolve, this.paceMs) : setImmediate(resolve),
-      );
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const reply = answer(options);
+    const content: LanguageModelV4Content[] = [];
+    if (reply.text) content.push({ type: 'text', text: reply.text });
+    for (const c of reply.toolCalls) {
+      content.push({
+        type: 'tool-call',
+        toolCallId: c.id,
+        toolName: c.toolName,
+        input: JSON.stringify(c.input),
+      });
     }
-    return reply;
+    return {
+      content,
+      finishReason: finishReason(reply),
+      usage: usageOf(options.prompt, reply),
+      warnings: [],
+    };
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const reply = answer(options);
+    const signal = options.abortSignal;
+    const pace = this.paceMs;
+    const pieces = reply.text.match(PIECE) ?? [];
+    let next = 0;
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      start(controller) {
+        controller.enqueue({ type: 'stream-start', warnings: [] });
+        if (pieces.length) controller.enqueue({ type: 'text-start', id: 'text' });
+      },
+      async pull(controller) {
+        if (signal?.aborted) {
+          controller.error(signal.reason ?? new Error('The model call was cancelled.'));
+          return;
+        }
+        const piece = pieces[next++];
+        if (piece !== undefined) {
+          controller.enqueue({ type: 'text-delta', id: 'text', delta: piece });
+          await new Promise((resolve) => (pace > 0 ? setTimeout(resolve, pace) : setImmediate(resolve)));
+          return;
+        }
+        if (pieces.length) controller.enqueue({ type: 'text-end', id: 'text' });
+        for (const c of reply.toolCalls) {
+          controller.enqueue({
+            type: 'tool-call',
+            toolCallId: c.id,
+            toolName: c.toolName,
+            input: JSON.stringify(c.input),
+          });
+        }
+        controller.enqueue({
+          type: 'finish',
+          finishReason: finishReason(reply),
+          usage: usageOf(options.prompt, reply),
+        });
+        controller.close();
+      },
+    });
+    return { stream };
   }
 }
 
-function decide(messages: ModelMessage[]): ModelReply {
-  const last = messages[messages.length - 1];
-  if (last?.role === 'tool') return reportResults(messages);
-  const user = [...messages].reverse().find((m) => m.role === 'user');
+function answer(options: LanguageModelV4CallOptions): ModelReply {
+  if (options.providerOptions?.local?.[SUMMARY_PROVIDER_OPTION] === true) {
+    return text(summarise(options.prompt, options.maxOutputTokens));
+  }
+  const reply = decide(readPrompt(options.prompt));
+  // A model calls only the tools it is offered (a run's `tools` setting).
+  const offered = new Set((options.tools ?? []).map((t) => t.name));
+  const missing = reply.toolCalls.find((c) => !offered.has(c.toolName));
+  return missing ? text(`I cannot use ${missing.toolName} in this chat.`) : reply;
+}
+
+function finishReason(reply: ModelReply): LanguageModelV4GenerateResult['finishReason'] {
+  return reply.toolCalls.length
+    ? { unified: 'tool-calls', raw: 'tool_calls' }
+    : { unified: 'stop', raw: 'stop' };
+}
+
+function usageOf(prompt: LanguageModelV4Prompt, reply: ModelReply): LanguageModelV4Usage {
+  const input = estimateTokens(JSON.stringify(prompt));
+  const output = estimateTokens(reply.text + JSON.stringify(reply.toolCalls.map((c) => c.input)));
+  return {
+    inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: output, text: output, reasoning: 0 },
+  };
+}
+
+/** The prompt as the rules read it: what the user said and sent, and the tool results that came back. */
+type Turn =
+  | { role: 'user'; text: string; media: ModelMedia[] }
+  | { role: 'assistant' }
+  | { role: 'tool'; toolName: string; content: string };
+
+function readPrompt(prompt: LanguageModelV4Prompt): Turn[] {
+  return prompt.flatMap((m): Turn[] => {
+    switch (m.role) {
+      case 'system':
+        return [];
+      case 'assistant':
+        return [{ role: 'assistant' }];
+      case 'tool':
+        return m.content.flatMap((part) => {
+          if (part.type !== 'tool-result') return [];
+          const out = part.output;
+          const content =
+            out.type === 'text' || out.type === 'error-text'
+              ? out.value
+              : out.type === 'json' || out.type === 'error-json'
+                ? JSON.stringify(out.value)
+                : '{}';
+          return [{ role: 'tool' as const, toolName: part.toolName, content }];
+        });
+      case 'user': {
+        const texts: string[] = [];
+        const media: ModelMedia[] = [];
+        for (const part of m.content) {
+          if (part.type === 'text') {
+            texts.push(part.text);
+            media.push(...mediaMarkers(part.text));
+          } else if (part.data.type === 'url') {
+            media.push({ kind: 'image', url: part.data.url.toString() });
+          }
+        }
+        return [{ role: 'user', text: texts.join('\n'), media }];
+      }
+    }
+  });
+}
+
+function decide(turns: Turn[]): ModelReply {
+  const last = turns[turns.length - 1];
+  if (last?.role === 'tool') return reportResults(turns);
+  const user = turns.findLast((m) => m.role === 'user');
   if (!user || user.role !== 'user') return text('Send me a message and I will help.');
-  const request = user.text.trim();
+  const request = withoutMarkers(user.text).trim();
   const lower = request.toLowerCase();
-  const images = mediaOf(messages, 'image');
-  const videos = mediaOf(messages, 'video');
+  const images = mediaOf(turns, 'image');
+  const videos = mediaOf(turns, 'video');
 
   if (/\bmerge\b/.test(lower)) {
     if (videos.length < 2) return text('To merge videos, attach or link at least two videos.');
@@ -76,6 +217,10 @@ function decide(messages: ModelMessage[]): ModelReply {
   );
 }
 
+function withoutMarkers(s: string): string {
+  return s.replace(/\n?\[(?:image|video|audio): [^\]\s]+\]/g, '');
+}
+
 function cropRectangle(lower: string): Record<string, number> | undefined {
   const pixels = /x\s*=\s*(\d+)\D+y\s*=\s*(\d+)\D+?(\d+)\s*x\s*(\d+)/.exec(lower);
   if (pixels) {
@@ -92,21 +237,21 @@ function cropRectangle(lower: string): Record<string, number> | undefined {
   return half ? halves[half] : undefined;
 }
 
-function mediaOf(messages: ModelMessage[], kind: 'image' | 'video'): string[] {
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+function mediaOf(turns: Turn[], kind: 'image' | 'video'): string[] {
+  const lastUser = turns.findLast((m) => m.role === 'user');
   if (!lastUser || lastUser.role !== 'user') return [];
   const own = lastUser.media.filter((m) => m.kind === kind).map((m) => m.url);
   if (own.length > 0) return own;
   // "crop this" may point at media sent earlier in the chat.
-  return messages.flatMap((m) =>
+  return turns.flatMap((m) =>
     m.role === 'user' ? m.media.filter((x) => x.kind === kind).map((x) => x.url) : [],
   );
 }
 
-function reportResults(messages: ModelMessage[]): ModelReply {
+function reportResults(turns: Turn[]): ModelReply {
   const results: string[] = [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const m = turns[i];
     if (m?.role !== 'tool') break;
     const parsed = JSON.parse(m.content) as { assets?: { mimeType?: string }[]; error?: string };
     results.unshift(
@@ -128,6 +273,26 @@ function madeWhat(mimeType: string | undefined): string {
   if (kind === 'video') return 'a video, shown below';
   if (kind === 'audio') return 'an audio clip, shown below';
   return 'its result, shown below';
+}
+
+/**
+ * A summary as the compaction asks for one (core/model/prompt.ts): the summary so far, then each
+ * user request it is given, shortened, kept within the reply's token limit (the newest kept).
+ */
+function summarise(prompt: LanguageModelV4Prompt, maxOutputTokens: number | undefined): string {
+  const request = prompt.findLast((m) => m.role === 'user');
+  const body =
+    request?.role === 'user' ? request.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n') : '';
+  const earlier = /<summary>\n?([\s\S]*?)\n?<\/summary>/.exec(body)?.[1]?.trim() ?? '';
+  const asks = [...body.matchAll(/^user: (.*)$/gm)].map((m) =>
+    withoutMarkers(m[1] ?? '')
+      .trim()
+      .slice(0, 60),
+  );
+  let summary = [earlier, ...asks.map((a) => `The user asked: "${a}".`)].filter(Boolean).join(' ');
+  const limit = (maxOutputTokens ?? 1_024) * 3;
+  if (Buffer.byteLength(summary) > limit) summary = [...summary].slice(-Math.floor(limit / 4)).join('');
+  return summary || 'Nothing of note was said.';
 }
 
 function text(content: string): ModelReply {

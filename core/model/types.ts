@@ -23,20 +23,14 @@ export interface ModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-export interface ModelRequest {
-  messages: ModelMessage[];
-  tools: ModelToolSpec[];
-  /** Called with each piece of text as it streams in. */
-  onText: (delta: string) => void;
-  signal: AbortSignal;
-}
-
 export interface ModelReply {
   text: string;
   toolCalls: ModelToolCall[];
 }
 
-export interface ModelProvider {
-  readonly name: string;
-  complete(request: ModelRequest): Promise<ModelReply>;
+/** Tokens of one model call as its provider counted them; cached input is part of the input. */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
 }

@@ -3,6 +3,7 @@ import { CUTOFF } from '../db/retention';
 import type { ModelReply } from '../model/types';
 import type { Transport } from '../schemas/common';
 import type { ContentBlock, Plan } from '../schemas/runs';
+import { runStepUsageSql, runUsageSql } from './model-calls';
 import {
   deliveriesColumn,
   eventCte,
@@ -31,32 +32,79 @@ function decidedJson(alias: string): string {
   'decidedAt', ${alias}."decidedAt"`;
 }
 
-/** `data` of an agent.* event, built from a Run row aliased `s`. */
-function agentEventData(status: string, error?: string): string {
+/**
+ * `data` of an agent.* event, built from a Run row aliased `s`; a terminal event's carries the
+ * run's usage (an extension: the spec's fields stay as they are).
+ */
+function agentEventData(status: string, error?: string, terminal = false): string {
   const data = `jsonb_build_object('chatId', s."chatId", 'runId', s.id, 'messageId', s."messageId",
     'traceId', s."traceId", 'processId', COALESCE(s."triggerRunId", ''), 'status', ${status},
     'assistantMessageId', s."assistantMessageId")`;
-  return error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
+  const withError = error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
+  return terminal ? `${withError} || jsonb_build_object('usage', ${runUsageSql('s.id')})` : withError;
 }
 
-/** A chat's messages up to and including a run's, oldest first (HISTORY_MESSAGES of them at most). */
-export type ChatHistory = { role: 'user' | 'assistant'; contentBlocks: ContentBlock[] }[];
+/**
+ * What a step reads of its chat: the stored summary, if any, and the messages after it up to and
+ * including the run's own, the newest `limit` of them (and one more, which only says the read
+ * stopped short), newest first through the index on (chatId, createdAt, id), whatever the chat's
+ * length: the bounds are the run's message and the summary's last, known before the scan. `cur` is
+ * the gate's row of the run (its chat, its message's position, its summary's).
+ */
+export function historySql(cur: string, limit: string): string {
+  return `(SELECT COALESCE(jsonb_agg(jsonb_build_object('id', h.id, 'createdAt', h."createdAt", 'role', h.role,
+                                                    'contentBlocks', h."contentBlocks")
+                                 ORDER BY h."createdAt", h.id), '[]'::jsonb)
+             FROM (SELECT m.id, m."createdAt", m.role, m."contentBlocks" FROM "Message" m
+                    WHERE m."chatId" = ${cur}."chatId"
+                      AND (m."createdAt", m.id) <= (${cur}."messageAt", ${cur}."messageId")
+                      AND (m."createdAt", m.id) > (${cur}."summaryAt", ${cur}."summaryId")
+                    ORDER BY m."createdAt" DESC, m.id DESC
+                    LIMIT ${limit} + 1) h)`;
+}
 
-/** How much of a chat the model sees. */
-const HISTORY_MESSAGES = 40;
+/** A stored message as the model's context reads it. */
+export interface HistoryRow {
+  id: string;
+  createdAt: string;
+  role: 'user' | 'assistant';
+  contentBlocks: ContentBlock[];
+}
 
-/** The newest HISTORY_MESSAGES messages of run $1's chat up to and including its own, newest first. */
-const HISTORY_ROWS = `SELECT m.role, m."contentBlocks", m."createdAt", m.id
-               FROM "Run" r
-               JOIN "Message" u ON u.id = r."messageId"
-               JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
-              WHERE r.id = $1
-              ORDER BY m."createdAt" DESC, m.id DESC
-              LIMIT ${HISTORY_MESSAGES}`;
+/** A chat's summary (compaction): its text, and the last message it stands for. */
+export interface StoredSummary {
+  summary: string;
+  throughCreatedAt: string;
+  throughMessageId: string;
+  messages: number;
+}
+
+/** What a step's model sees of its chat, and the run's settings, as the gate read them. */
+export interface StepContext {
+  chatId: string;
+  /** Null for a run admitted before settings existed (the operator's then). */
+  settings: StoredRunSettings | null;
+  budget: { maxCredits?: string; maxToolCalls?: number } | null;
+  summary: StoredSummary | null;
+  /** The messages after the summary up to and including the run's, oldest first (see historySql). */
+  history: HistoryRow[];
+  /** False when more messages lie between the summary (or the chat's start) and the oldest read. */
+  historyComplete: boolean;
+  /** This step's reply, when an earlier attempt of the step got and paid for it. */
+  chargedReply: ModelReply | null;
+}
+
+/** A run's settings as admission stored them (core/schemas/agent RunSettings, without the budget). */
+export interface StoredRunSettings {
+  model: string | null;
+  instructions: string;
+  maxSteps: number;
+  tools: string[];
+}
 
 export type StepGate =
   /** This execution runs the run: first step, or a later one, or a retry of either. */
-  | { kind: 'run'; userId: string; deliveries: RecordedDelivery[]; history: ChatHistory }
+  | { kind: 'run'; userId: string; deliveries: RecordedDelivery[]; context: StepContext }
   /** A cancel was asked for, or the chat deleted, before this step: the run must end CANCELLED. */
   | { kind: 'stop' }
   /** This execution already ended the run (a retry after the ending committed). */
@@ -70,11 +118,13 @@ export type StepGate =
  * run to RUNNING with its `agent.started` event: the one place that writes `triggerRunId`, since
  * only the execution itself knows its id for sure. It records the step as the run's current one,
  * so the snapshot shows what the run is doing from the step's start, from the tables alone, and
- * reads the chat the model is to see. One statement, under the run's row lock.
+ * reads what the model is to see: the run's settings, its chat's summary and the newest
+ * `historyLimit` messages after it (historySql). A reservation an earlier attempt of this step left
+ * (it died mid-call) is given back, so the step reserves anew. One statement, under the run's row lock.
  */
 export async function gateStep(
   pool: Pool,
-  input: { runId: string; triggerRunId: string; step: number },
+  input: { runId: string; triggerRunId: string; step: number; historyLimit: number },
 ): Promise<StepGate> {
   const { rows } = await pool.query<{
     status: string;
@@ -84,15 +134,30 @@ export async function gateStep(
     started: boolean;
     userId: string;
     deliveries: DeliveryRow[];
-    history: ChatHistory;
+    chatId: string;
+    settings: StoredRunSettings | null;
+    budget: StepContext['budget'];
+    summary: StoredSummary | null;
+    history: HistoryRow[];
+    chargedReply: ModelReply | null;
   }>({
     name: 'run-gate-step',
     text: `WITH cur AS (
-             SELECT r.id, r.status::text AS status, r."triggerRunId", r.error, r."userId",
+             SELECT r.id, r.status::text AS status, r."triggerRunId", r.error, r."userId", r."chatId",
+                    r.settings, r.budget, u."createdAt" AS "messageAt", r."messageId",
+                    COALESCE(s."throughCreatedAt", '-infinity') AS "summaryAt",
+                    COALESCE(s."throughMessageId", '00000000-0000-0000-0000-000000000000') AS "summaryId",
+                    CASE WHEN s."chatId" IS NOT NULL THEN jsonb_build_object('summary', s.summary,
+                      'throughCreatedAt', s."throughCreatedAt", 'throughMessageId', s."throughMessageId",
+                      'messages', s.messages) END AS summary,
                     r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
-               FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+               FROM "Run" r JOIN "Chat" c ON c.id = r."chatId" JOIN "Message" u ON u.id = r."messageId"
+               LEFT JOIN "ChatSummary" s ON s."chatId" = r."chatId"
               WHERE r.id = $1
                 FOR UPDATE OF r
+           ), released AS (
+             UPDATE "ModelCall" m SET status = 'RELEASED', "finishedAt" = now()
+               FROM cur WHERE m."runId" = cur.id AND m.step = $3 AND m.status = 'RESERVED'
            ), started AS (
              UPDATE "Run" r SET status = 'RUNNING', "startedAt" = now(), "updatedAt" = now(), "triggerRunId" = $2,
                     "currentStep" = $3
@@ -109,22 +174,33 @@ export async function gateStep(
              key: 's.id',
              data: agentEventData(`'QUEUED'`),
            })}
-           SELECT cur.status, cur."triggerRunId", cur.error, cur."stopRequested", cur."userId",
+           SELECT cur.status, cur."triggerRunId", cur.error, cur."stopRequested", cur."userId", cur."chatId",
+                  cur.settings, cur.budget, cur.summary,
                   EXISTS (SELECT 1 FROM started) AS started, ${deliveriesColumn('announced')} AS deliveries,
-                  (SELECT COALESCE(jsonb_agg(jsonb_build_object('role', h.role, 'contentBlocks', h."contentBlocks")
-                                             ORDER BY h."createdAt", h.id), '[]'::jsonb)
-                     FROM (${HISTORY_ROWS}) h) AS history
+                  ${historySql('cur', '$4')} AS history,
+                  (SELECT m.reply FROM "ModelCall" m WHERE m."runId" = cur.id AND m.step = $3 AND m.kind = 'reply'
+                      AND m.status = 'CHARGED') AS "chargedReply"
              FROM cur`,
-    values: [input.runId, input.triggerRunId, input.step],
+    values: [input.runId, input.triggerRunId, input.step, input.historyLimit],
   });
   const row = rows[0];
   if (!row) return { kind: 'missing' };
+  const context = (): StepContext => ({
+    chatId: row.chatId,
+    settings: row.settings,
+    budget: row.budget,
+    summary: row.summary,
+    // Read newest first: the one past the limit only says the read stopped short of the summary.
+    history: row.history.slice(Math.max(0, row.history.length - input.historyLimit)),
+    historyComplete: row.history.length <= input.historyLimit,
+    chargedReply: row.chargedReply,
+  });
   if (row.started)
     return {
       kind: 'run',
       userId: row.userId,
       deliveries: toRecorded(row.userId, row.deliveries),
-      history: row.history,
+      context: context(),
     };
   const mine = row.triggerRunId === input.triggerRunId;
   if (row.status === 'QUEUED') return row.stopRequested ? { kind: 'stop' } : { kind: 'other' };
@@ -132,7 +208,7 @@ export async function gateStep(
     if (!mine) return { kind: 'other' };
     return row.stopRequested
       ? { kind: 'stop' }
-      : { kind: 'run', userId: row.userId, deliveries: [], history: row.history };
+      : { kind: 'run', userId: row.userId, deliveries: [], context: context() };
   }
   return mine ? { kind: 'ended', status: row.status as TerminalStatus, error: row.error } : { kind: 'other' };
 }
@@ -295,6 +371,10 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                 SET status = (CASE WHEN fin."cancelRequestedAt" IS NULL THEN $7 ELSE 'CANCELLED' END)::"WaitpointStatus",
                     "resolvedAt" = COALESCE(fin."cancelRequestedAt", now())
                FROM fin WHERE w."runId" = fin.id AND w.status = 'PENDING'
+           ), models AS (
+             -- A model call the run's ending cut short is not charged: its reservation goes back.
+             UPDATE "ModelCall" m SET status = 'RELEASED', "finishedAt" = now()
+               FROM fin WHERE m."runId" = fin.id AND m.status = 'RESERVED'
            ), tools AS (
              UPDATE "ToolCall" t SET status = 'FAILED', "finishedAt" = now(),
                     error = CASE WHEN fin.status = 'CANCELLED' THEN $8
@@ -324,7 +404,7 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
              userId: 's."userId"',
              event: `CASE WHEN s.status = 'COMPLETE' THEN 'agent.completed' ELSE 'agent.failed' END`,
              key: 's.id',
-             data: agentEventData('s.status', `CASE WHEN s.status = 'FAILED' THEN s.error END`),
+             data: agentEventData('s.status', `CASE WHEN s.status = 'FAILED' THEN s.error END`, true),
            })}
            SELECT fin.status, fin.error, fin."userId", ${deliveriesColumn('ended')} AS deliveries FROM fin`,
     values: [
@@ -783,6 +863,14 @@ export async function insertTurn(
     maxActiveRuns: number;
     /** How recently the chat's previous run must have ended to be named as closing. */
     closingSeconds: number;
+    /**
+     * The run's settings: the operator's `defaults`, then the chat's own defaults, then the send's
+     * `settings` win, each key by key; maxSteps at most `maxStepsCap`.
+     */
+    defaults: StoredRunSettings;
+    settings: Partial<StoredRunSettings>;
+    maxStepsCap: number;
+    budget: StepContext['budget'];
   },
 ): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
@@ -804,19 +892,25 @@ export async function insertTurn(
          -- Only with a place: a send refused at the cap leaves no empty chat behind.
          INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "lastMessageId", "activityAt", "updatedAt")
          SELECT $2, $3, $4, now(), $5, now(), now() FROM slot WHERE $4::text IS NOT NULL
-         RETURNING id
+         RETURNING id, "agentSettings"
        ), existing AS (
          -- Locked, so a delete of the chat is ordered against this send: either the delete comes
          -- first and this finds no chat, or it waits and then cancels the run this admits.
-         SELECT id FROM "Chat" WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
+         SELECT id, "agentSettings" FROM "Chat"
+          WHERE $4::text IS NULL AND id = $2 AND "userId" = $3 AND "deletedAt" IS NULL
             FOR NO KEY UPDATE
        ), chat AS (
-         SELECT id FROM new_chat
+         SELECT id, "agentSettings" FROM new_chat
          UNION ALL
-         SELECT id FROM existing
+         SELECT id, "agentSettings" FROM existing
        ), run AS (
-         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, "updatedAt")
-         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, now() FROM chat, slot
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via,
+                            settings, budget, "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13,
+                jsonb_set(merged.s, '{maxSteps}', to_jsonb(LEAST((merged.s->>'maxSteps')::int, $17::int))),
+                $18::jsonb, now()
+           FROM chat CROSS JOIN slot
+           CROSS JOIN LATERAL (SELECT $15::jsonb || chat."agentSettings" || $16::jsonb AS s) merged
          RETURNING id
        ), msg AS (
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
@@ -856,6 +950,10 @@ export async function insertTurn(
       turn.maxActiveRuns,
       turn.via,
       turn.closingSeconds,
+      JSON.stringify(turn.defaults),
+      JSON.stringify(turn.settings),
+      turn.maxStepsCap,
+      turn.budget === null ? null : JSON.stringify(turn.budget),
     ],
   });
   const row = rows[0];
@@ -898,6 +996,8 @@ export async function selectRunSnapshot(
                    ORDER BY t."startedAt", t.id) FROM "ToolCall" t WHERE t."runId" = r.id), '[]'::jsonb),
                  'waitpoints', COALESCE((SELECT jsonb_agg(${WAITPOINT_JSON}
                    ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb),
+                 'usage', ${runUsageSql('r.id')},
+                 'stepUsage', ${runStepUsageSql('r.id')},
                  'webhooks', ${RUN_WEBHOOKS_JSON})
                FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
        FROM "Chat" c

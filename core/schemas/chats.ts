@@ -5,6 +5,7 @@ import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
 import { cursorQuery, isoOrNull, limitQuery, listSchema, stored, visibleText } from './common';
 import { contentBlockSchema, type ContentBlock } from './runs';
+import { chatSettingsPatchShape, chatSettingsSchema, type ChatSettings } from './agent';
 
 extendZodWithOpenApi(z);
 
@@ -20,6 +21,7 @@ export const chatSchema = z
     isFavorite: z.boolean(),
     lastMessageAt: z.iso.datetime().nullable(),
     lastMessageId: z.uuid().nullable(),
+    settings: chatSettingsSchema,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -34,13 +36,17 @@ export const createChatSchema = z
   .openapi('NewChat', { example: { title: exampleChat.title } });
 
 export const updateChatSchema = z
-  .object({ title: title.optional(), isFavorite: z.boolean().optional() })
+  .object({ title: title.optional(), isFavorite: z.boolean().optional(), ...chatSettingsPatchShape })
   .strict()
-  .refine((b) => b.title !== undefined || b.isFavorite !== undefined, {
-    message: 'Give title, isFavorite or both.',
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'Give title, isFavorite or a setting (model, instructions, maxSteps, tools).',
   })
-  // The refinement in the document's terms: the object is strict, so one property is title or isFavorite.
-  .openapi('ChatUpdate', { minProperties: 1, example: { title: 'Lighthouse crops', isFavorite: true } });
+  // The refinement in the document's terms: the object is strict, so one property is one of its own.
+  .openapi('ChatUpdate', {
+    minProperties: 1,
+    example: { title: 'Lighthouse crops', isFavorite: true, model: 'claude', maxSteps: 4 },
+  });
+export type ChatUpdate = z.output<typeof updateChatSchema>;
 
 export const chatParamsSchema = z.object({ chatId: z.uuid() });
 
@@ -78,13 +84,14 @@ export interface ChatRow {
   lastMessageAt: Date | null;
   lastMessageId: string | null;
   activityAt: Date;
+  agentSettings: ChatSettings;
   createdAt: Date;
   updatedAt: Date;
 }
 
 /** The columns `toChatDto` needs, for hand-written statements. */
 export const CHAT_COLUMNS =
-  'id, title, "isFavorite", "lastMessageAt", "lastMessageId", "activityAt", "createdAt", "updatedAt"';
+  'id, title, "isFavorite", "lastMessageAt", "lastMessageId", "activityAt", "agentSettings", "createdAt", "updatedAt"';
 
 export function toChatDto(row: ChatRow): ChatDto {
   return {
@@ -93,6 +100,7 @@ export function toChatDto(row: ChatRow): ChatDto {
     isFavorite: row.isFavorite,
     lastMessageAt: isoOrNull(row.lastMessageAt),
     lastMessageId: row.lastMessageId,
+    settings: row.agentSettings,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

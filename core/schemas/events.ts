@@ -6,6 +6,7 @@ import {
   exampleToolCompletedData,
   exampleToolResult,
 } from './examples';
+import { runUsageSchema } from './agent';
 
 extendZodWithOpenApi(z);
 
@@ -54,6 +55,9 @@ export const agentEventDataSchema = z
     status: z.enum(['QUEUED', 'COMPLETE', 'FAILED', 'CANCELLED']),
     assistantMessageId: z.string(),
     error: z.string().optional().describe('Why a turn FAILED.'),
+    usage: runUsageSchema.optional().openapi({
+      description: "agent.completed and agent.failed: the run's tokens and credits (an extension).",
+    }),
   })
   .openapi('AgentEventData', { example: exampleAgentEventData });
 export type AgentEventData = z.infer<typeof agentEventDataSchema>;
@@ -84,6 +88,9 @@ const AGENT_EVENT_STATUS = {
   'agent.failed': 'FAILED',
 } as const;
 
+/** agent.started carries no usage: the run has used nothing yet. */
+const { usage: _usage, ...startedEventData } = exampleAgentEventData;
+
 /** The body a receiver gets for `event`: the envelope, with that event's data. */
 export function webhookEnvelopeSchema(event: WebhookEvent) {
   return z
@@ -101,7 +108,9 @@ export function webhookEnvelopeSchema(event: WebhookEvent) {
         data:
           event === 'tool.completed'
             ? exampleToolCompletedData
-            : { ...exampleAgentEventData, status: AGENT_EVENT_STATUS[event] },
+            : event === 'agent.started'
+              ? { ...startedEventData, status: AGENT_EVENT_STATUS[event] }
+              : { ...exampleAgentEventData, status: AGENT_EVENT_STATUS[event] },
       },
     });
 }

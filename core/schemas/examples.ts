@@ -64,6 +64,7 @@ export const exampleChat = {
   isFavorite: false,
   lastMessageAt: CREATED_AT,
   lastMessageId: MESSAGE_ID,
+  settings: { model: 'claude', maxSteps: 4 },
   createdAt: CREATED_AT,
   updatedAt: CREATED_AT,
 };
@@ -81,6 +82,9 @@ export const exampleCompletionRequest = {
   chatId: CHAT_ID,
   attachmentIds: [ATTACHMENT_ID],
   planMode: true,
+  model: 'claude',
+  tools: ['crop_image' as const],
+  budget: { maxCredits: '5', maxToolCalls: 2 },
 };
 
 export const exampleCompletionForm = {
@@ -133,8 +137,10 @@ const plan = {
       toolName: 'crop_image',
       input: exampleCropInput,
       reason: 'The lighthouse fills the middle half of the frame.',
+      credits: '1',
     },
   ],
+  totalCredits: '1',
 };
 
 export const exampleWaitpoint = {
@@ -186,6 +192,15 @@ export const exampleRunWebhook = {
   deliveredAt: '2026-11-23T09:30:21.310Z',
 };
 
+const exampleUsage = {
+  inputTokens: 1843,
+  outputTokens: 96,
+  cachedInputTokens: 1024,
+  steps: 2,
+  credits: '1.0048',
+  compacted: false,
+};
+
 export const exampleRunSnapshot = {
   id: RUN_ID,
   chatId: CHAT_ID,
@@ -210,6 +225,35 @@ export const exampleRunSnapshot = {
     },
   ],
   waitpoints: [exampleWaitpoint],
+  settings: {
+    model: 'claude',
+    instructions:
+      'You are an assistant that works with media. Use the tools crop_image, ai_image_2 and merge_videos when the user asks for them; otherwise answer briefly.',
+    maxSteps: 8,
+    tools: ['crop_image' as const],
+    budget: { maxCredits: '5', maxToolCalls: 2 },
+  },
+  usage: exampleUsage,
+  stepUsage: [
+    {
+      step: 1,
+      model: 'claude',
+      inputTokens: 1201,
+      outputTokens: 58,
+      cachedInputTokens: 1024,
+      credits: '0.0023',
+      compacted: false,
+    },
+    {
+      step: 2,
+      model: 'claude',
+      inputTokens: 642,
+      outputTokens: 38,
+      cachedInputTokens: 0,
+      credits: '0.0025',
+      compacted: false,
+    },
+  ],
   webhooks: [exampleRunWebhook],
   error: null,
   cancelRequestedAt: null,
@@ -283,6 +327,7 @@ export const exampleAgentEventData = {
   processId: PROCESS_ID,
   status: 'COMPLETE' as const,
   assistantMessageId: ASSISTANT_MESSAGE_ID,
+  usage: exampleUsage,
 };
 
 export const exampleToolCompletedData = {

@@ -14,6 +14,7 @@ import { MAX_FILES } from '../uploads/receive';
 import { stored, TRANSPORTS, type Transport } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
+import { runSettingsSchema, runUsageSchema, sendSettingsShape, stepUsageSchema, EMPTY_USAGE } from './agent';
 
 extendZodWithOpenApi(z);
 
@@ -46,7 +47,22 @@ export type ContentBlock = z.infer<typeof contentBlockSchema>;
 
 export const planSchema = z.object({
   summary: z.string(),
-  steps: z.array(z.object({ toolName: z.string(), input: z.unknown(), reason: z.string() })),
+  steps: z.array(
+    z.object({
+      toolName: z.string(),
+      input: z.unknown(),
+      reason: z.string(),
+      credits: z.string().optional().openapi({
+        'x-extension': true,
+        description: 'What the step costs when it succeeds, in credits (the tool’s price), a decimal string.',
+      }),
+    }),
+  ),
+  totalCredits: z.string().optional().openapi({
+    'x-extension': true,
+    description:
+      "What the plan's steps cost together, in credits; the model steps after it are charged by their tokens.",
+  }),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -250,6 +266,14 @@ export const runSnapshotSchema = z
     }),
     toolCalls: z.array(toolCallSchema),
     waitpoints: z.array(waitpointSchema),
+    settings: runSettingsSchema
+      .nullable()
+      .openapi({ description: 'What the run used; null for a run admitted before settings existed.' }),
+    usage: runUsageSchema,
+    stepUsage: z.array(stepUsageSchema).openapi({
+      'x-extension': true,
+      description: "The run's usage per model step, oldest first (a step's compaction included).",
+    }),
     webhooks: z.array(runWebhookSchema).openapi({
       description:
         "The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them.",
@@ -343,6 +367,7 @@ export const completionBodySchema = z
       .default([]),
     attachmentIds: z.array(z.uuid()).max(MAX_IMAGE_URLS).default([]),
     planMode: z.boolean().default(false),
+    ...sendSettingsShape,
   })
   .strict()
   .openapi('CompletionRequest', { example: exampleCompletionRequest });
@@ -386,6 +411,20 @@ export type PlanDecisionInput = z.output<typeof planDecisionSchema>;
 
 export type CompletionInput = z.output<typeof completionBodySchema>;
 export type CompletionFormInput = z.output<typeof completionFormSchema>;
+
+/** A send's settings and budget, as the runs operation takes them (REST and MCP alike). */
+export function sendSettingsOf(body: CompletionInput) {
+  const { model, instructions, maxSteps, tools, budget } = body;
+  return {
+    settings: {
+      ...(model === undefined ? {} : { model }),
+      ...(instructions === undefined ? {} : { instructions }),
+      ...(maxSteps === undefined ? {} : { maxSteps }),
+      ...(tools === undefined ? {} : { tools }),
+    },
+    ...(budget === undefined ? {} : { budget }),
+  };
+}
 
 export const queuedTurnSchema = z
   .object({
@@ -439,6 +478,17 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     activity: null,
     toolCalls,
     waitpoints,
+    settings: toRunSettings(r.settings, r.budget),
+    usage: toRunUsage(r.usage),
+    stepUsage: ((r.stepUsage as RunSnapshot['stepUsage'] | undefined) ?? []).map((s) => ({
+      step: s.step,
+      model: s.model,
+      inputTokens: s.inputTokens,
+      outputTokens: s.outputTokens,
+      cachedInputTokens: s.cachedInputTokens,
+      credits: s.credits,
+      compacted: s.compacted,
+    })),
     webhooks: (r.webhooks as Record<string, unknown>[]).map((d) => ({
       deliveryId: d.deliveryId as string,
       event: d.event as RunSnapshot['webhooks'][number]['event'],
@@ -457,5 +507,32 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),
     updatedAt: iso(r.updatedAt) as string,
+  };
+}
+
+/** A run's stored settings and budget as its snapshot shows them. */
+function toRunSettings(settings: unknown, budget: unknown): RunSnapshot['settings'] {
+  if (!settings) return null;
+  const s = settings as Omit<NonNullable<RunSnapshot['settings']>, 'budget'>;
+  const b = budget as { maxCredits?: string; maxToolCalls?: number } | null;
+  return {
+    model: s.model,
+    instructions: s.instructions,
+    maxSteps: s.maxSteps,
+    tools: s.tools,
+    budget: b ? { maxCredits: b.maxCredits ?? null, maxToolCalls: b.maxToolCalls ?? null } : null,
+  };
+}
+
+/** A run's usage, as its statement built it, in the document's order. */
+function toRunUsage(usage: unknown): RunSnapshot['usage'] {
+  const u = (usage as RunSnapshot['usage'] | undefined) ?? EMPTY_USAGE;
+  return {
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    cachedInputTokens: u.cachedInputTokens,
+    steps: u.steps,
+    credits: u.credits,
+    compacted: u.compacted,
   };
 }

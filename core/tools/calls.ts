@@ -9,6 +9,7 @@ import {
   type RecordedDelivery,
 } from '../webhooks/store';
 import type { RunToolInput } from './types';
+import { runCreditsSql } from '../runs/model-calls';
 
 /** A tool call's row as every attempt of it sees it. */
 export interface StoredToolCall {
@@ -29,7 +30,11 @@ export type OpenedToolCall =
   | { outcome: 'opened' | 'existing'; call: StoredToolCall }
   | { outcome: 'run-ended' }
   | { outcome: 'no-credits' }
-  | { outcome: 'at-cap' };
+  | { outcome: 'at-cap' }
+  /** The run's settings do not offer this tool. */
+  | { outcome: 'not-allowed' }
+  /** The run's budget cannot take another call (`maxToolCalls`) or this price (`maxCredits`). */
+  | { outcome: 'over-budget'; limit: 'maxToolCalls' | 'maxCredits'; budget: string };
 
 const PG_UNIQUE_VIOLATION = '23505';
 
@@ -41,7 +46,9 @@ const PG_UNIQUE_VIOLATION = '23505';
  * tool_call_ended_settle: a success keeps its cost, a failure is refunded whole).
  * A call of a run opens only while the run is active and no cancel was asked for, under a share
  * lock of the run's row, so it is ordered against the statement that ends the run: a run that has
- * ended (or is ending) starts no tool, and a tool it started is closed with it.
+ * ended (or is ending) starts no tool, and a tool it started is closed with it. It opens only when
+ * the run's settings offer the tool and its budget takes one more call at this price (its calls
+ * so far, and its credits spent and held: runCreditsSql); a run's calls come one at a time.
  */
 export async function openToolCall(
   pool: Pool,
@@ -50,16 +57,27 @@ export async function openToolCall(
   const query = {
     name: 'tool-call-open',
     text: `WITH run AS (
-             SELECT id FROM "Run"
+             SELECT id, settings, budget FROM "Run"
               WHERE id = $4 AND status IN ('RUNNING', 'WAITING') AND "cancelRequestedAt" IS NULL
                 FOR SHARE
            ), prior AS (
              SELECT status, result, error, "errorCode" FROM "ToolCall" WHERE id = $1
+           ), refusal AS (
+             SELECT CASE
+                      WHEN run.settings IS NOT NULL AND NOT (run.settings->'tools') ? $5 THEN 'not-allowed'
+                      WHEN (run.budget->>'maxToolCalls')::int
+                           <= (SELECT count(*) FROM "ToolCall" t WHERE t."runId" = run.id) THEN 'maxToolCalls'
+                      WHEN (run.budget->>'maxCredits')::numeric < ${runCreditsSql('run.id')} + $7::numeric
+                        THEN 'maxCredits'
+                    END AS reason,
+                    run.budget
+               FROM run
            ), slot AS (
              UPDATE "User" u SET "activeToolCalls" = u."activeToolCalls" + 1,
                     "creditBalance" = u."creditBalance" - $7::numeric
               WHERE u.id = $2 AND NOT EXISTS (SELECT 1 FROM prior)
                 AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM run))
+                AND NOT EXISTS (SELECT 1 FROM refusal WHERE reason IS NOT NULL)
                 AND u."activeToolCalls" < $8 AND u."creditBalance" >= $7::numeric
              RETURNING u.id
            ), opened AS (
@@ -67,13 +85,14 @@ export async function openToolCall(
              SELECT $1, $2, $3, $4, $5, 'RUNNING', $6::jsonb, $7::numeric,
                     COALESCE($9, (SELECT r.via FROM "Run" r WHERE r.id = $4), 'rest') FROM slot
              RETURNING status, result, error, "errorCode")
-           SELECT 'opened' AS outcome, status, result, error, "errorCode" FROM opened
+           SELECT 'opened' AS outcome, status, result, error, "errorCode", NULL::jsonb AS budget FROM opened
            UNION ALL
-           SELECT 'existing', status, result, error, "errorCode" FROM prior
+           SELECT 'existing', status, result, error, "errorCode", NULL FROM prior
            UNION ALL
            SELECT CASE WHEN $4::uuid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run) THEN 'run-ended'
+                       WHEN (SELECT reason FROM refusal) IS NOT NULL THEN (SELECT reason FROM refusal)
                        WHEN u."creditBalance" < $7::numeric THEN 'no-credits'
-                       ELSE 'at-cap' END, NULL, NULL, NULL, NULL
+                       ELSE 'at-cap' END, NULL, NULL, NULL, NULL, (SELECT budget FROM refusal)
              FROM "User" u
             WHERE u.id = $2 AND NOT EXISTS (SELECT 1 FROM opened) AND NOT EXISTS (SELECT 1 FROM prior)`,
     values: [
@@ -88,7 +107,10 @@ export async function openToolCall(
       input.via ?? null,
     ],
   };
-  type Row = StoredToolCall & { outcome: OpenedToolCall['outcome'] };
+  type Row = StoredToolCall & {
+    outcome: OpenedToolCall['outcome'] | 'maxToolCalls' | 'maxCredits';
+    budget: { maxCredits?: string; maxToolCalls?: number } | null;
+  };
   const rows = await pool.query<Row>(query).then(
     (r) => r.rows,
     // Two attempts of one call opening at once: the second finds the first's row.
@@ -99,8 +121,12 @@ export async function openToolCall(
   );
   const row = rows[0];
   if (!row) return { outcome: 'run-ended' };
-  const { outcome, ...call } = row;
+  const { outcome, budget, ...call } = row;
   if (outcome === 'opened' || outcome === 'existing') return { outcome, call };
+  if (outcome === 'maxToolCalls' || outcome === 'maxCredits') {
+    return { outcome: 'over-budget', limit: outcome, budget: String(budget?.[outcome] ?? '') };
+  }
+  if (outcome === 'over-budget') return { outcome: 'run-ended' };
   return { outcome };
 }
 

@@ -5,8 +5,9 @@ import type { ModelToolSpec } from '../model/types';
 import { RECTANGLE_FIELDS } from './rectangle';
 import { aiImageInputSchema, cropImageInputSchema, mergeVideosInputSchema, RECTANGLE_ISSUE } from './schemas';
 
-export const TOOL_NAMES = ['crop_image', 'ai_image_2', 'merge_videos'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+import { TOOL_NAMES, type ToolName } from './names';
+
+export { TOOL_NAMES, type ToolName };
 
 /** The provider a tool runs on under this config; 'none' answers 503 PROVIDER_NOT_CONFIGURED. */
 export type ProviderName = 'sharp' | 'ffmpeg' | Config['IMAGE_PROVIDER'];

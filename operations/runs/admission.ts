@@ -13,6 +13,9 @@ import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { Caller, OperationDeps } from '../deps';
 import { activeLimit } from '../limits';
 import { RECENTLY_ENDED_SECONDS, type RunToStart } from './start';
+import { offeredNames, operatorSettings } from '../../core/runs/settings';
+import type { BudgetInput } from '../../core/schemas/agent';
+import type { ToolName } from '../../core/tools/registry';
 
 const TITLE_FROM_TEXT = 60;
 const PG_UNIQUE_VIOLATION = '23505';
@@ -28,6 +31,51 @@ export interface TurnRequest {
   via: Caller['via'];
   /** The run's id when the send names it (a keyed send); a new one otherwise. */
   runId?: string;
+  /** The send's own settings, each winning over the chat's default and the operator's. */
+  settings?: SendSettings;
+  budget?: BudgetInput;
+}
+
+/** A send's settings (core/schemas/agent), each optional. */
+export interface SendSettings {
+  model?: string;
+  instructions?: string;
+  maxSteps?: number;
+  tools?: ToolName[];
+}
+
+/**
+ * Refuses, before anything is written, what the document's schema cannot know: a model the
+ * operator does not offer, more steps than the operator's cap. `at` is where the fields sit
+ * (`body` for a send, for a chat's PATCH likewise), for the details' paths.
+ */
+export function assertOffered(
+  config: OperationDeps['config'],
+  settings: { model?: string | null; maxSteps?: number | null },
+  at = 'body',
+): void {
+  const details = [];
+  if (
+    settings.model !== undefined &&
+    settings.model !== null &&
+    !config.models.entries.some((e) => e.name === settings.model)
+  ) {
+    details.push({
+      path: `${at}.model`,
+      message: `is not a model this service offers (offered: ${offeredNames(config)})`,
+    });
+  }
+  if (
+    settings.maxSteps !== undefined &&
+    settings.maxSteps !== null &&
+    settings.maxSteps > config.AGENT_MAX_STEPS
+  ) {
+    details.push({
+      path: `${at}.maxSteps`,
+      message: `must be at most ${config.AGENT_MAX_STEPS}, the operator's cap (AGENT_MAX_STEPS)`,
+    });
+  }
+  if (details.length) throw new ValidationError(details);
 }
 
 export interface AdmittedTurn {
@@ -109,6 +157,7 @@ export async function admitTurn(
   turn: TurnRequest,
   uploads: readonly PreparedAttachment[] = [],
 ): Promise<AdmittedTurn> {
+  assertOffered(deps.config, turn.settings ?? {});
   await assertPublicImageUrls(deps, turn.imageUrls);
   const runId = turn.runId ?? randomUUID();
   const messageId = randomUUID();
@@ -153,6 +202,10 @@ export async function admitTurn(
         uploads,
         maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
         closingSeconds: RECENTLY_ENDED_SECONDS,
+        defaults: operatorSettings(deps.config),
+        settings: turn.settings ?? {},
+        maxStepsCap: deps.config.AGENT_MAX_STEPS,
+        budget: turn.budget && Object.keys(turn.budget).length ? turn.budget : null,
       }),
     ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';

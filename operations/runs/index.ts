@@ -7,12 +7,13 @@ import type {
   WaitpointDto,
   PlanDecisionInput,
 } from '../../core/schemas/runs';
-import { toWaitpointDto } from '../../core/schemas/runs';
+import { sendSettingsOf, toWaitpointDto } from '../../core/schemas/runs';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
-import { admitTurn, type AdmittedTurn } from './admission';
+import { admitTurn, type AdmittedTurn, type SendSettings } from './admission';
+import type { BudgetInput } from '../../core/schemas/agent';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
 import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
@@ -39,6 +40,9 @@ export interface SendTurnInput {
   files: readonly ReceivedFile[];
   /** The W3C trace context of the request, carried into the run's events. */
   traceparent?: string;
+  /** The send's own settings (model, instructions, maxSteps, tools); each optional. */
+  settings?: SendSettings;
+  budget?: BudgetInput;
 }
 
 /**
@@ -57,6 +61,8 @@ export function turnInput(
     planMode: body.planMode,
     files: received.files ?? [],
     traceparent: received.traceparent,
+    // Settings and a budget come in a JSON body; a multipart send takes its chat's defaults.
+    ...('image_urls' in body ? sendSettingsOf(body) : {}),
   };
 }
 

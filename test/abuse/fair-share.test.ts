@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelReply } from '../../core/model/types';
+import { TestLanguageModel, type TestModelRequest } from '../support/scripted-model';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
@@ -15,13 +16,14 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
 const HOLD = 'hold this run';
 
 /** Holds every step whose conversation says HOLD until released; answers the others at once. */
-class HoldingModel implements ModelProvider {
-  readonly name = 'holding';
+class HoldingModel extends TestLanguageModel {
+  override readonly provider = 'holding';
   held = 0;
   private readonly gate: Promise<void>;
   private open!: () => void;
 
   constructor() {
+    super();
     this.gate = new Promise((resolve) => (this.open = resolve));
   }
 
@@ -29,7 +31,7 @@ class HoldingModel implements ModelProvider {
     this.open();
   }
 
-  async complete(request: ModelRequest): Promise<ModelReply> {
+  async complete(request: TestModelRequest): Promise<ModelReply> {
     if (JSON.stringify(request.messages).includes(HOLD)) {
       this.held++;
       await Promise.race([
@@ -59,7 +61,7 @@ describe('fair share of the worker', function () {
       TEMPORAL_TASK_QUEUE: `fair-${randomUUID()}`,
       MAX_ACTIVE_RUNS_PER_USER: String(CAP),
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     [greedy, normal] = await Promise.all([createTestUser(), createTestUser()]);
   });

@@ -76,7 +76,7 @@ describe('the TypeScript client (clients/typescript)', function () {
 
   before(async () => {
     const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `client-${randomUUID()}` });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     user = await createTestUser();
   });

@@ -1,20 +1,9 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, operatorHost } from '../../core/config/config';
+import { loadConfig, operatorHost } from '../../core/config/config';
+import { configProblems, validEnv } from '../support/config';
 
-const valid = {
-  DATABASE_URL: 'postgresql://u:p@localhost:5432/db',
-  APP_SECRET: 'x'.repeat(32),
-};
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return [...err.problems];
-  }
-  assert.fail('expected the configuration to be refused');
-}
+const valid = validEnv;
+const problems = configProblems;
 
 describe('configuration', () => {
   it('applies the documented defaults and freezes the result', () => {

@@ -1,9 +1,9 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import type { ActivityDeps } from '../../activities/deps';
 import { embeddedDefaults } from '../../apps/stack/defaults';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
@@ -92,7 +92,7 @@ export interface ConsoleStack {
  * proxy) stands between it and the gateway's `port`.
  */
 export async function startConsoleStack(
-  options: { worker?: boolean; deps?: Partial<ActivityDeps>; port?: number; publicBaseUrl?: string } = {},
+  options: { worker?: boolean; model?: LanguageModelV4; port?: number; publicBaseUrl?: string } = {},
 ): Promise<ConsoleStack> {
   const port = options.port ?? (await freePort());
   // As `npm start` serves the console: the local model and image provider, the sign-up grant, no
@@ -105,7 +105,7 @@ export async function startConsoleStack(
     TEMPORAL_TASK_QUEUE: `console-${randomUUID()}`,
     PUBLIC_BASE_URL: options.publicBaseUrl ?? `http://127.0.0.1:${port}`,
   });
-  const worker = options.worker === false ? undefined : await startWorker({ config, deps: options.deps });
+  const worker = options.worker === false ? undefined : await startWorker({ config, model: options.model });
   const gateway = await startGateway({ config, port });
   return {
     gateway,

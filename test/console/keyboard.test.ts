@@ -237,7 +237,7 @@ describe('the keyboard’s focus on Cancel run when the run ends', function () {
   const model = new ScriptedModel([{ text: 'A story told slowly, and then to its end.', toolCalls: [] }]);
 
   before(async () => {
-    stack = await startConsoleStack({ deps: { model } });
+    stack = await startConsoleStack({ model });
     browser = await launchBrowser();
     page = await browser.newPage();
     await signIn(page, stack.gateway.url, await createTestUser());

@@ -38,7 +38,7 @@ describe('the console through a network cut in the middle of a turn', function (
     const port = await freePort();
     proxy = await startTcpProxy(`127.0.0.1:${port}`);
     url = `http://${proxy.address}`;
-    stack = await startConsoleStack({ port, publicBaseUrl: url, deps: { model } });
+    stack = await startConsoleStack({ port, publicBaseUrl: url, model });
     user = await createTestUser();
     browser = await launchBrowser();
     page = await browser.newPage();

@@ -17,6 +17,7 @@ import {
   softDeleteChat,
 } from '../../core/chats/store';
 import { createDatabase, type Database } from '../../core/db/client';
+import { HISTORY_READ_LIMIT } from '../../core/model/context';
 import { claimKey, deleteExpiredKeys, readKey } from '../../core/idempotency/store';
 import { apiKeyIsLive, checkApiKey, deleteExpiredSessions, selectSession } from '../../core/identity/store';
 import { checkAccessToken, deleteEndedGrants } from '../../core/oauth/store';
@@ -38,6 +39,7 @@ import {
 import { encodeCursor } from '../../core/schemas/common';
 import { exampleToolResult } from '../../core/schemas/examples';
 import { openToolCall, recordToolSuccess, selectToolAllowance } from '../../core/tools/calls';
+import { TOOL_NAMES } from '../../core/tools/names';
 import { deleteUnattachedUploads } from '../../core/uploads/store';
 import {
   clearOldAttemptContent,
@@ -419,6 +421,10 @@ describe('plans of the hot statements on a generated database', function () {
         uploads: [],
         maxActiveRuns: 1_000_000,
         closingSeconds: 10,
+        defaults: { model: 'local', instructions: 'Be brief.', maxSteps: 8, tools: [...TOOL_NAMES] },
+        settings: {},
+        maxStepsCap: 8,
+        budget: null,
       });
 
     it(
@@ -444,13 +450,16 @@ describe('plans of the hot statements on a generated database', function () {
       'poll a running run',
       check((r) => selectRunSnapshot(r.pool, { userId: H, chatId: L, runId: turn.runId })),
     );
-    // The history a model step reads walks the whole chat today (issue 50, finding 3, fixed on its
-    // own): its plan must not scan a table, and its read joins the read check with that fix.
     it(
       "a model step's gate and history",
-      check((r) => gateStep(r.pool, { runId: turn.runId, triggerRunId: 'execution', step: 1 }), {
-        readCheck: false,
-      }),
+      check((r) =>
+        gateStep(r.pool, {
+          runId: turn.runId,
+          triggerRunId: 'execution',
+          step: 1,
+          historyLimit: HISTORY_READ_LIMIT,
+        }),
+      ),
     );
     it(
       'streamed text',

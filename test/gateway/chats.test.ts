@@ -10,6 +10,7 @@ interface Chat {
   isFavorite: boolean;
   lastMessageAt: string | null;
   lastMessageId: string | null;
+  settings: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }
@@ -74,6 +75,7 @@ describe('chats', () => {
         'isFavorite',
         'lastMessageAt',
         'lastMessageId',
+        'settings',
         'title',
         'updatedAt',
       ]);
@@ -81,6 +83,7 @@ describe('chats', () => {
       assert.equal(chat.isFavorite, false);
       assert.equal(chat.lastMessageAt, null);
       assert.equal(chat.lastMessageId, null);
+      assert.deepEqual(chat.settings, {});
       assert.ok(!Number.isNaN(Date.parse(chat.createdAt)));
       assert.equal((await chatRow(chat.id)).userId, user.userId);
     });

@@ -31,7 +31,7 @@ describe('MCP at /mcp, driven by the MCP Inspector CLI', function () {
     const stack = await testStack();
     model = new ScriptedModel([]);
     const config = stack.config({ TEMPORAL_TASK_QUEUE: `mcp-inspector-${randomUUID()}` });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     user = await createTestUser();
   });

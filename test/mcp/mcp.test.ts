@@ -35,6 +35,8 @@ type Snapshot = {
   status: string;
   text: string;
   waitpoints: { id: string; status: string; plan: { summary: string } }[];
+  settings: Record<string, unknown> | null;
+  usage: { steps: number };
   toolCalls: { toolName: string; status: string }[];
 };
 type Structured = Record<string, unknown> & { code?: string };
@@ -63,7 +65,7 @@ describe('MCP at /mcp', function () {
       IMAGE_PROVIDER: 'local-preview',
       MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     // Two gateways over one database and one Temporal: any of them serves any request.
     gateways = [await startGateway({ config }), await startGateway({ config })];
     user = await createTestUser();
@@ -394,6 +396,33 @@ describe('MCP at /mcp', function () {
   });
 
   describe('turns', () => {
+    it("takes the agent's settings and budget in send_message, shows them in get_run, and refuses a model not offered", async () => {
+      const client = await connect();
+      model.replies.push({ text: 'Set.', toolCalls: [] });
+      const sent = await call(client, 'send_message', {
+        text: 'with settings',
+        instructions: 'Answer in one word.',
+        maxSteps: 2,
+        tools: ['crop_image'],
+        budget: { maxCredits: 3, maxToolCalls: 1 },
+      });
+      assert.equal(sent.isError, undefined, JSON.stringify(sent.structuredContent));
+      const snapshot = await waitForRun(client, idsOf(sent));
+      assert.deepEqual(snapshot.settings, {
+        model: null,
+        instructions: 'Answer in one word.',
+        maxSteps: 2,
+        tools: ['crop_image'],
+        budget: { maxCredits: '3', maxToolCalls: 1 },
+      });
+      assert.equal(snapshot.usage.steps, 1);
+      // The operator offers no model by name here: any name is one it does not offer.
+      const refused = await call(client, 'send_message', { text: 'x', model: 'gpt-9' });
+      assert.equal(refused.isError, true);
+      assert.equal(refused.structuredContent.code, 'INVALID_REQUEST');
+      assert.match(JSON.stringify(refused.structuredContent), /"path":"arguments\.model"/);
+    });
+
     it('runs a plain turn: send_message, then wait_for_run with the text growing in progress', async () => {
       const client = await connect();
       const answer = 'The quick brown fox jumps over the lazy dog.';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ModelProvider, ModelReply } from '../../core/model/types';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ModelReply } from '../../core/model/types';
 import type { Tracing } from '../../core/telemetry/tracing';
 import type { ActivityDeps } from '../../activities/deps';
 import type { GatewayDeps } from '../../apps/gateway/deps';
@@ -46,7 +47,7 @@ export const drawReply = (): ModelReply => ({
 
 export async function startService(
   options: {
-    model?: ModelProvider;
+    model?: LanguageModelV4;
     config?: Record<string, string>;
     gatewayDeps?: Partial<GatewayDeps>;
     workerDeps?: Partial<ActivityDeps>;
@@ -60,7 +61,8 @@ export async function startService(
   });
   const worker = await startWorker({
     config,
-    deps: { ...(options.model ? { model: options.model } : {}), ...options.workerDeps },
+    ...(options.model ? { model: options.model } : {}),
+    deps: options.workerDeps,
     tracing: options.tracing,
   });
   const gateway = await startGateway({ config, deps: options.gatewayDeps });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { permanentFailure } from '../../core/errors/failures';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelReply } from '../../core/model/types';
+import { TestLanguageModel, type TestModelRequest } from '../support/scripted-model';
 import { testStack } from '../../testkit/stack';
 import { runStatusSearchAttribute } from '../../workflows/search-attributes';
 import { waitFor } from '../support/wait';
@@ -11,10 +12,10 @@ import { drawReply, startService, terminal, type Service, type Turn } from './su
 type Step = ModelReply | { fail: string } | { hold: true };
 
 /** Each call takes the next step: a reply, a permanent failure, or a wait until cancelled. */
-class StepModel implements ModelProvider {
-  readonly name = 'steps';
+class StepModel extends TestLanguageModel {
+  override readonly provider = 'steps';
   readonly steps: Step[] = [];
-  async complete(request: ModelRequest): Promise<ModelReply> {
+  async complete(request: TestModelRequest): Promise<ModelReply> {
     const step = this.steps.shift() ?? { text: 'done', toolCalls: [] };
     if ('fail' in step) throw permanentFailure('PROVIDER_ERROR', step.fail);
     if ('hold' in step) {

@@ -2,7 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import puppeteer, { type Page } from 'puppeteer-core';
 import { permanentFailure } from '../../core/errors/failures';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelReply } from '../../core/model/types';
+import { TestLanguageModel, type TestModelRequest } from '../support/scripted-model';
 import { freePort, stopTestStack, testStack } from '../../testkit/stack';
 import { drawReply, startService, terminal } from './support';
 
@@ -12,10 +13,10 @@ import { drawReply, startService, terminal } from './support';
  * `npx tsx test/ops/web-ui-screenshots.ts`; it needs a Chromium (Debian: `apt-get install
  * chromium`, or CHROMIUM_PATH).
  */
-class OneStepModel implements ModelProvider {
-  readonly name = 'screenshots';
+class OneStepModel extends TestLanguageModel {
+  override readonly provider = 'screenshots';
   readonly steps: (ModelReply | { fail: string })[] = [];
-  async complete(request: ModelRequest): Promise<ModelReply> {
+  async complete(request: TestModelRequest): Promise<ModelReply> {
     const step = this.steps.shift() ?? { text: 'done', toolCalls: [] };
     if ('fail' in step) throw permanentFailure('PROVIDER_ERROR', step.fail);
     request.onText(step.text);

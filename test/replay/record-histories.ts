@@ -6,13 +6,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { permanentFailure } from '../../core/errors/failures';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelReply } from '../../core/model/types';
 import { resolveTemporalCli } from '../../apps/stack/embedded/temporal-cli';
 import { createTestUser } from '../../testkit/users';
 import { startGateway } from '../../testkit/gateway';
 import { stopTestStack, testStack } from '../../testkit/stack';
 import { quadrantImage, startMediaServer } from '../support/fake-providers';
-import { ScriptedModel } from '../support/scripted-model';
+import { ScriptedModel, TestLanguageModel, type TestModelRequest } from '../support/scripted-model';
 import { waitFor } from '../support/wait';
 import { startWorker } from '../../testkit/worker';
 
@@ -27,11 +27,11 @@ import { startWorker } from '../../testkit/worker';
 type Step = ModelReply | { fail: string } | { hold: true; reply: ModelReply };
 
 /** Each call takes the next step: a reply, a permanent failure, or a reply held until cancelled. */
-class RecordingModel implements ModelProvider {
-  readonly name = 'recording';
+class RecordingModel extends TestLanguageModel {
+  override readonly provider = 'recording';
   readonly steps: Step[] = [];
 
-  async complete(request: ModelRequest): Promise<ModelReply> {
+  async complete(request: TestModelRequest): Promise<ModelReply> {
     const step = this.steps.shift() ?? { text: 'done', toolCalls: [] };
     if ('fail' in step) throw permanentFailure('PROVIDER_ERROR', step.fail);
     if ('hold' in step) {
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   const model = new RecordingModel();
   const settings = { PLAN_APPROVAL_TIMEOUT: '2s', IMAGE_PROVIDER: 'local-preview' };
   const config = stack.config({ ...settings, TEMPORAL_TASK_QUEUE: `record-${randomUUID()}` });
-  const worker = await startWorker({ config, deps: { model } });
+  const worker = await startWorker({ config, model });
   const gateway = await startGateway({ config });
   const user = await createTestUser();
 
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
           user.bearer,
           lateGateway.url,
         );
-        const lateWorker = await startWorker({ config: late, deps: { model } });
+        const lateWorker = await startWorker({ config: late, model });
         const history = await show(t.chatId);
         await lateWorker.stop();
         await lateGateway.close();
@@ -294,7 +294,7 @@ async function main(): Promise<void> {
         const ownGateway = await startGateway({ config: own });
         const held = new ScriptedModel([{ text: 'Never finished here.', toolCalls: [] }]);
         held.holdAfterFirstHalf();
-        const stopping = await startWorker({ config: own, deps: { model: held }, shutdownGraceMs: 200 });
+        const stopping = await startWorker({ config: own, model: held, shutdownGraceMs: 200 });
         const t = (await call(
           'POST',
           '/api/v1/completions',
@@ -306,7 +306,7 @@ async function main(): Promise<void> {
         };
         await waitFor(async () => (held.calls.length > 0 ? true : undefined), { what: 'the held step' });
         const finishing = new ScriptedModel([{ text: 'Finished here.', toolCalls: [] }]);
-        const taking = await startWorker({ config: own, deps: { model: finishing } });
+        const taking = await startWorker({ config: own, model: finishing });
         await stopping.stop();
         const history = await show(t.chatId);
         await taking.stop();
@@ -315,6 +315,13 @@ async function main(): Promise<void> {
       },
     ],
     ['failed', () => turn('FAILED', [{ fail: 'The model refused.' }], { text: 'hello' })],
+    // The run's own maxSteps ends it after its second step, whose tool still runs.
+    [
+      'max-steps',
+      () => turn('COMPLETE', [image('c1'), image('c2'), image('c3')], { text: 'draw', maxSteps: 2 }),
+    ],
+    // A tool call past the budget's maxToolCalls ends the run FAILED (BUDGET_EXCEEDED).
+    ['budget-exceeded', () => turn('FAILED', [image('c1')], { text: 'draw', budget: { maxToolCalls: 0 } })],
     [
       'tool-call',
       async () => {

@@ -21,6 +21,8 @@ const PATHS = [
   'cancelled-before-start',
   'stopped-mid-step',
   'failed',
+  'max-steps',
+  'budget-exceeded',
   'tool-call',
   'crop-call',
   'delivered',

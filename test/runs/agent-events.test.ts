@@ -22,7 +22,7 @@ describe('agent events', function () {
       TEMPORAL_TASK_QUEUE: `events-${randomUUID()}`,
       OUTBOUND_CA_FILE: caFile,
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     receiver = await startHttpsReceiver();
   });
@@ -88,9 +88,19 @@ describe('agent events', function () {
       assistantMessageId: run?.assistantMessageId as string,
     };
     assert.deepEqual(started.data, { ...expected, status: 'QUEUED' });
-    assert.deepEqual(completed.data, { ...expected, status: 'COMPLETE' });
+    // The spec's fields, all strings, and the run's usage (an extension) beside them.
+    const { usage, ...spec } = completed.data;
+    assert.deepEqual(spec, { ...expected, status: 'COMPLETE' });
+    assert.deepEqual(usage, {
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      steps: 1,
+      credits: '0',
+      compacted: false,
+    });
     assert.match(completed.id, new RegExp(`^wh:[0-9a-f-]{36}:agent\\.completed:${turn.runId}$`));
-    for (const value of Object.values(completed.data)) assert.equal(typeof value, 'string');
+    for (const value of Object.values(spec)) assert.equal(typeof value, 'string');
   });
 
   it('sends agent.failed with the error when a turn fails', async () => {
@@ -100,7 +110,7 @@ describe('agent events', function () {
       OUTBOUND_CA_FILE: (await receiverCertificate()).caFile,
       MODEL_PROVIDER: 'none',
     });
-    const failWorker = await startWorker({ config: failWorkerConfig, deps: { model: undefined } });
+    const failWorker = await startWorker({ config: failWorkerConfig, model: null });
     const failGateway = await startGateway({ config: failWorkerConfig });
     try {
       const before = receiver.requests.length;
@@ -121,6 +131,14 @@ describe('agent events', function () {
       assert.equal(failed.data.runId, turn.runId);
       assert.equal(failed.data.status, 'FAILED');
       assert.equal(failed.data.error, 'No model provider is configured.');
+      assert.deepEqual(failed.data.usage, {
+        inputTokens: 0,
+        outputTokens: 0,
+        cachedInputTokens: 0,
+        steps: 0,
+        credits: '0',
+        compacted: false,
+      });
     } finally {
       await failGateway.close();
       await failWorker.stop();

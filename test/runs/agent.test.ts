@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import type { ModelProvider, ModelReply } from '../../core/model/types';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ModelReply } from '../../core/model/types';
 import { requestRunCancel } from '../../core/runs/store';
-import { ScriptedModel } from '../support/scripted-model';
-import { LocalModelProvider } from '../../core/model/local';
+import { modelOf, ScriptedModel } from '../support/scripted-model';
+import { LocalLanguageModel } from '../../core/model/local';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
@@ -30,13 +31,13 @@ describe('agent runs', function () {
   let user: TestUser;
   let gateway: TestGateway;
   let worker: TestWorker;
-  let model: ModelProvider | undefined;
+  let model: LanguageModelV4 | null;
 
   /** A worker and gateway on their own task queue, with the model this test chooses. */
-  async function serve(chosen: ModelProvider | undefined, overrides: Record<string, string> = {}) {
+  async function serve(chosen: LanguageModelV4 | null, overrides: Record<string, string> = {}) {
     model = chosen;
     const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `agent-${randomUUID()}`, ...overrides });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
   }
 
@@ -117,16 +118,15 @@ describe('agent runs', function () {
   it('writes a reply streamed whole within the write interval once, by the statement that ends the run', async () => {
     // Five pieces, each a turn of the event loop apart: a fast model, or the local one.
     const pieces = ['One ', 'reply, ', 'in five ', 'quick ', 'pieces.'];
-    await serve({
-      name: 'quick',
-      async complete(request) {
+    await serve(
+      modelOf('quick', async (request) => {
         for (const piece of pieces) {
           request.onText(piece);
           await new Promise((resolve) => setImmediate(resolve));
         }
         return { text: pieces.join(''), toolCalls: [] };
-      },
-    });
+      }),
+    );
     const turn = await send({ text: 'hello' });
     const done = await until(turn, terminal, 'the run to finish');
     assert.equal(done.text, pieces.join(''));
@@ -142,7 +142,7 @@ describe('agent runs', function () {
   });
 
   it('lets the next turn into the chat once the run is terminal, with the history', async () => {
-    await serve(new LocalModelProvider());
+    await serve(new LocalLanguageModel());
     const first = await send({ text: 'first question' });
     await until(first, terminal, 'the first run');
     const second = await send({ text: 'second question', chatId: first.chatId });
@@ -152,7 +152,7 @@ describe('agent runs', function () {
   });
 
   it('echoes a message cut at a character, never between the halves of one (the local model)', async () => {
-    await serve(new LocalModelProvider());
+    await serve(new LocalLanguageModel());
     // The 200th character is an emoji: a cut by UTF-16 units would keep only its first half.
     const done = await until(
       await send({ text: `${'a'.repeat(199)}\u{1f600} and more` }),
@@ -205,7 +205,7 @@ describe('agent runs', function () {
   });
 
   it('fails the run with a safe message when no model provider is configured', async () => {
-    await serve(undefined);
+    await serve(null);
     const turn = await send({ text: 'anyone there?' });
     const done = await until(turn, terminal, 'the run to fail');
     assert.equal(done.status, 'FAILED');
@@ -444,7 +444,7 @@ describe('agent runs', function () {
   });
 
   it('answers 404 for another user’s run and for an unknown run', async () => {
-    await serve(new LocalModelProvider());
+    await serve(new LocalLanguageModel());
     const turn = await send({ text: 'mine' });
     const other = await createTestUser();
     const probe = await fetch(`${gateway.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {

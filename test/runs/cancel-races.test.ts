@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../../core/logging/logger';
-import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
+import type { ModelReply } from '../../core/model/types';
+import { TestLanguageModel, type TestModelRequest } from '../support/scripted-model';
 import { startReconciler } from '../../operations/runs';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
@@ -33,11 +34,13 @@ const ENDS_WITHIN_MS = 10_000;
  * A model whose reply takes a random while (streaming in pieces, stopping when cancelled), so a
  * cancel can land before, during or after it: "tool" asks for an image, anything else is text.
  */
-class RacingModel implements ModelProvider {
-  readonly name = 'racing';
-  constructor(private readonly delay: () => number) {}
+class RacingModel extends TestLanguageModel {
+  override readonly provider = 'racing';
+  constructor(private readonly delay: () => number) {
+    super();
+  }
 
-  async complete(request: ModelRequest): Promise<ModelReply> {
+  async complete(request: TestModelRequest): Promise<ModelReply> {
     const last = request.messages[request.messages.length - 1];
     const wantsTool = last?.role === 'user' && /\btool\b/.test(last.text);
     const reply: ModelReply = wantsTool
@@ -98,7 +101,7 @@ describe('cancel, delete and decide at any moment', function () {
       SEND_RATE_LIMIT_PER_MINUTE: '100000',
       API_RATE_LIMIT_PER_MINUTE: '1000000',
     });
-    worker = await startWorker({ config, deps: { model: new RacingModel(() => Math.floor(random() * 40)) } });
+    worker = await startWorker({ config, model: new RacingModel(() => Math.floor(random() * 40)) });
     gateway = await startGateway({ config });
     receiver = await startHttpsReceiver();
     const logger = createLogger({ level: 'error', name: 'reconciler' }, reconcilerLog.stream);

@@ -40,13 +40,13 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
 
   before(async () => {
     config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `cancel-requested-${randomUUID()}` });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     user = await createTestUser();
   });
   // A test that failed midway may have left no worker running.
   beforeEach(async () => {
-    worker ??= await startWorker({ config, deps: { model } });
+    worker ??= await startWorker({ config, model });
   });
   after(async () => {
     await worker?.stop();
@@ -103,7 +103,7 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
     assert.equal(late.status, 409);
     assert.equal(late.body.code, 'RUN_NOT_ACTIVE');
 
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     const ended = await waitFor(
       async () => {
         const { body } = await rest('GET', runPath(ids));
@@ -143,7 +143,7 @@ describe('a run whose cancel is recorded but not yet carried out', function () {
       // The wait's first read (its progress: the run's text) comes before a worker can end the run.
       let restarting: Promise<TestWorker> | undefined;
       const waited = await call('wait_for_run', { ...ids, timeoutSeconds: 60 }, () => {
-        restarting ??= startWorker({ config, deps: { model } });
+        restarting ??= startWorker({ config, model });
       });
       assert.ok(restarting, 'the wait read the run before it ended');
       worker = await restarting;

@@ -38,7 +38,7 @@ describe('the run event stream', function () {
       IMAGE_PROVIDER: 'local-preview',
       STREAM_HEARTBEAT_INTERVAL: '200ms',
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gatewayA = await startGateway({ config });
     gatewayB = await startGateway({ config });
     user = await createTestUser();

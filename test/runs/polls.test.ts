@@ -30,7 +30,7 @@ describe('polling a run', function () {
       TEMPORAL_TASK_QUEUE: `polls-${randomUUID()}`,
       API_RATE_LIMIT_PER_MINUTE: '1000000',
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     // Two gateways, each with a Temporal client counting the queries it sends.
     for (let i = 0; i < 2; i++) {
       const temporal = createTemporalClient({

@@ -32,7 +32,7 @@ describe('the reconciler', function () {
       TEMPORAL_TASK_QUEUE: `reconcile-${randomUUID()}`,
       OUTBOUND_CA_FILE: caFile,
     });
-    worker = await startWorker({ config, deps: { model } });
+    worker = await startWorker({ config, model });
     gateway = await startGateway({ config });
     // No worker polls this one: its runs stay as admission left them.
     idle = await startGateway({ config: stack.config({ TEMPORAL_TASK_QUEUE: `idle-${randomUUID()}` }) });

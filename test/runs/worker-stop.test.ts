@@ -25,7 +25,7 @@ describe('a worker stopped mid-step', function () {
     gateway = await startGateway({ config });
     const first = new ScriptedModel([{ text: 'the first worker never finishes this', toolCalls: [] }]);
     first.holdAfterFirstHalf();
-    const stopping = await startWorker({ config, deps: { model: first }, shutdownGraceMs: 500 });
+    const stopping = await startWorker({ config, model: first, shutdownGraceMs: 500 });
     const user = await createTestUser();
     const res = await fetch(`${gateway.url}/api/v1/completions`, {
       method: 'POST',
@@ -43,7 +43,7 @@ describe('a worker stopped mid-step', function () {
     });
 
     const second = new ScriptedModel([{ text: 'the second worker does', toolCalls: [] }]);
-    const taking = await startWorker({ config, deps: { model: second } });
+    const taking = await startWorker({ config, model: second });
     try {
       // A stop that waited for the held model would never end: the test's timeout fails it.
       await stopping.stop();

@@ -30,6 +30,8 @@ const MESSAGES: Record<ErrorCode, string> = {
   IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still running; retry shortly.',
   PLAN_CHANGED: 'The plan pending is not the plan with this planHash.',
   INSUFFICIENT_CREDITS: 'Your credit balance (0) cannot pay for this call (10).',
+  BUDGET_EXCEEDED:
+    "The run's budget of 5 credits (maxCredits) would be exceeded: it has spent 4.2, and its next model call may cost up to 1.5.",
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   RANGE_NOT_SATISFIABLE: "The range asked for is not within the file's 1000 bytes.",
   UNSUPPORTED_MEDIA_TYPE: 'The request body must be application/json.',

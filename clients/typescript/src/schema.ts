@@ -656,7 +656,15 @@ export interface components {
      *       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
      *       "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
      *       "status": "COMPLETE",
-     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *       "usage": {
+     *         "inputTokens": 1843,
+     *         "outputTokens": 96,
+     *         "cachedInputTokens": 1024,
+     *         "steps": 2,
+     *         "credits": "1.0048",
+     *         "compacted": false
+     *       }
      *     }
      */
     AgentEventData: {
@@ -672,6 +680,21 @@ export interface components {
       assistantMessageId: string;
       /** @description Why a turn FAILED. */
       error?: string;
+      usage?: components['schemas']['RunUsage'];
+    };
+    /** @description agent.completed and agent.failed: the run's tokens and credits (an extension). */
+    RunUsage: {
+      /** @description Input tokens, as the providers counted them; cached included. */
+      inputTokens: number;
+      outputTokens: number;
+      /** @description Input tokens read from the provider’s cache. */
+      cachedInputTokens: number;
+      /** @description Credits charged: model steps and tools together, a decimal string. */
+      credits: string;
+      /** @description Whether a summary of the chat’s older turns was written. */
+      compacted: boolean;
+      /** @description Model steps the run took. */
+      steps: number;
     };
     /**
      * @example {
@@ -685,7 +708,15 @@ export interface components {
      *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
      *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
      *         "status": "COMPLETE",
-     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *         "usage": {
+     *           "inputTokens": 1843,
+     *           "outputTokens": 96,
+     *           "cachedInputTokens": 1024,
+     *           "steps": 2,
+     *           "credits": "1.0048",
+     *           "compacted": false
+     *         }
      *       }
      *     }
      */
@@ -710,7 +741,15 @@ export interface components {
      *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
      *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
      *         "status": "FAILED",
-     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *         "usage": {
+     *           "inputTokens": 1843,
+     *           "outputTokens": 96,
+     *           "cachedInputTokens": 1024,
+     *           "steps": 2,
+     *           "credits": "1.0048",
+     *           "compacted": false
+     *         }
      *       }
      *     }
      */
@@ -866,6 +905,7 @@ export interface components {
         | 'IDEMPOTENCY_IN_PROGRESS'
         | 'PLAN_CHANGED'
         | 'INSUFFICIENT_CREDITS'
+        | 'BUDGET_EXCEEDED'
         | 'PAYLOAD_TOO_LARGE'
         | 'RANGE_NOT_SATISFIABLE'
         | 'UNSUPPORTED_MEDIA_TYPE'
@@ -907,9 +947,11 @@ export interface components {
      *                 "width_percent": 50,
      *                 "height_percent": 80
      *               },
-     *               "reason": "The lighthouse fills the middle half of the frame."
+     *               "reason": "The lighthouse fills the middle half of the frame.",
+     *               "credits": "1"
      *             }
-     *           ]
+     *           ],
+     *           "totalCredits": "1"
      *         },
      *         "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
      *         "feedback": null,
@@ -963,9 +1005,11 @@ export interface components {
      *               "width_percent": 50,
      *               "height_percent": 80
      *             },
-     *             "reason": "The lighthouse fills the middle half of the frame."
+     *             "reason": "The lighthouse fills the middle half of the frame.",
+     *             "credits": "1"
      *           }
-     *         ]
+     *         ],
+     *         "totalCredits": "1"
      *       },
      *       "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
      *       "feedback": null,
@@ -993,7 +1037,11 @@ export interface components {
           toolName: string;
           input?: unknown;
           reason: string;
+          /** @description What the step costs when it succeeds, in credits (the tool’s price), a decimal string. */
+          credits?: string;
         }[];
+        /** @description What the plan's steps cost together, in credits; the model steps after it are charged by their tokens. */
+        totalCredits?: string;
       };
       /**
        * @description SHA-256 (hex) of the plan as served, in canonical JSON (object keys sorted, no spaces), as the waitpoint shows it.
@@ -1194,6 +1242,10 @@ export interface components {
      *       "isFavorite": false,
      *       "lastMessageAt": "2026-11-23T09:30:00.000Z",
      *       "lastMessageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "settings": {
+     *         "model": "claude",
+     *         "maxSteps": 4
+     *       },
      *       "createdAt": "2026-11-23T09:30:00.000Z",
      *       "updatedAt": "2026-11-23T09:30:00.000Z"
      *     }
@@ -1207,10 +1259,24 @@ export interface components {
       lastMessageAt: string | null;
       /** Format: uuid */
       lastMessageId: string | null;
+      settings: components['schemas']['ChatSettings'];
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+    };
+    /**
+     * @description The chat's defaults for its runs' settings; a send's own win. Only those set are shown.
+     * @example {
+     *       "model": "claude",
+     *       "maxSteps": 4
+     *     }
+     */
+    ChatSettings: {
+      model?: string;
+      instructions?: string;
+      maxSteps?: number;
+      tools?: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
     };
     /**
      * @example {
@@ -1229,6 +1295,10 @@ export interface components {
      *           "isFavorite": false,
      *           "lastMessageAt": "2026-11-23T09:30:00.000Z",
      *           "lastMessageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *           "settings": {
+     *             "model": "claude",
+     *             "maxSteps": 4
+     *           },
      *           "createdAt": "2026-11-23T09:30:00.000Z",
      *           "updatedAt": "2026-11-23T09:30:00.000Z"
      *         }
@@ -1244,12 +1314,22 @@ export interface components {
     /**
      * @example {
      *       "title": "Lighthouse crops",
-     *       "isFavorite": true
+     *       "isFavorite": true,
+     *       "model": "claude",
+     *       "maxSteps": 4
      *     }
      */
     ChatUpdate: {
       title?: string;
       isFavorite?: boolean;
+      /** @description A model of the operator's list (docs/models.md); the operator's default when left out. */
+      model?: string | null;
+      /** @description The run's instructions (its system prompt); the operator's when left out. */
+      instructions?: string | null;
+      /** @description The most model steps the run takes: 1 up to the operator’s cap (AGENT_MAX_STEPS). */
+      maxSteps?: number | null;
+      /** @description The tools the model may call; `[]` for none; all three when left out. */
+      tools?: ('crop_image' | 'ai_image_2' | 'merge_videos')[] | null;
     };
     /**
      * @example {
@@ -1437,7 +1517,15 @@ export interface components {
      *       "attachmentIds": [
      *         "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05"
      *       ],
-     *       "planMode": true
+     *       "planMode": true,
+     *       "model": "claude",
+     *       "tools": [
+     *         "crop_image"
+     *       ],
+     *       "budget": {
+     *         "maxCredits": "5",
+     *         "maxToolCalls": 2
+     *       }
      *     }
      */
     CompletionRequest: {
@@ -1450,6 +1538,27 @@ export interface components {
       attachmentIds?: string[];
       /** @default false */
       planMode?: boolean;
+      /** @description A model of the operator's list (docs/models.md); the operator's default when left out. */
+      model?: string;
+      /** @description The run's instructions (its system prompt); the operator's when left out. */
+      instructions?: string;
+      /** @description The most model steps the run takes: 1 up to the operator’s cap (AGENT_MAX_STEPS). */
+      maxSteps?: number;
+      /** @description The tools the model may call; `[]` for none; all three when left out. */
+      tools?: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
+      budget?: components['schemas']['RunBudget'];
+    };
+    /**
+     * @example {
+     *       "maxCredits": "5",
+     *       "maxToolCalls": 2
+     *     }
+     */
+    RunBudget: {
+      /** @description The most credits the run may spend, model steps and tools together; the run ends FAILED with BUDGET_EXCEEDED before a step or a tool call that could pass it. */
+      maxCredits?: number | string;
+      /** @description The most tool calls the run may make; past it the run ends FAILED with BUDGET_EXCEEDED. */
+      maxToolCalls?: number;
     };
     /**
      * @example {
@@ -1538,9 +1647,11 @@ export interface components {
      *                   "width_percent": 50,
      *                   "height_percent": 80
      *                 },
-     *                 "reason": "The lighthouse fills the middle half of the frame."
+     *                 "reason": "The lighthouse fills the middle half of the frame.",
+     *                 "credits": "1"
      *               }
-     *             ]
+     *             ],
+     *             "totalCredits": "1"
      *           },
      *           "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
      *           "feedback": null,
@@ -1553,6 +1664,46 @@ export interface components {
      *             "via": "rest"
      *           },
      *           "decidedAt": "2026-11-23T09:30:15.000Z"
+     *         }
+     *       ],
+     *       "settings": {
+     *         "model": "claude",
+     *         "instructions": "You are an assistant that works with media. Use the tools crop_image, ai_image_2 and merge_videos when the user asks for them; otherwise answer briefly.",
+     *         "maxSteps": 8,
+     *         "tools": [
+     *           "crop_image"
+     *         ],
+     *         "budget": {
+     *           "maxCredits": "5",
+     *           "maxToolCalls": 2
+     *         }
+     *       },
+     *       "usage": {
+     *         "inputTokens": 1843,
+     *         "outputTokens": 96,
+     *         "cachedInputTokens": 1024,
+     *         "steps": 2,
+     *         "credits": "1.0048",
+     *         "compacted": false
+     *       },
+     *       "stepUsage": [
+     *         {
+     *           "step": 1,
+     *           "model": "claude",
+     *           "inputTokens": 1201,
+     *           "outputTokens": 58,
+     *           "cachedInputTokens": 1024,
+     *           "credits": "0.0023",
+     *           "compacted": false
+     *         },
+     *         {
+     *           "step": 2,
+     *           "model": "claude",
+     *           "inputTokens": 642,
+     *           "outputTokens": 38,
+     *           "cachedInputTokens": 0,
+     *           "credits": "0.0025",
+     *           "compacted": false
      *         }
      *       ],
      *       "webhooks": [
@@ -1596,6 +1747,10 @@ export interface components {
       activity: string | null;
       toolCalls: components['schemas']['ToolCall'][];
       waitpoints: components['schemas']['Waitpoint'][];
+      settings: components['schemas']['RunSettings'];
+      usage: components['schemas']['RunUsage'];
+      /** @description The run's usage per model step, oldest first (a step's compaction included). */
+      stepUsage: components['schemas']['StepUsage'][];
       /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
       webhooks: components['schemas']['RunWebhookDelivery'][];
       error: string | null;
@@ -1626,6 +1781,32 @@ export interface components {
       startedAt: string;
       /** Format: date-time */
       finishedAt: string | null;
+    };
+    /** @description What the run used; null for a run admitted before settings existed. */
+    RunSettings: {
+      /** @description Null when the operator offers no model. */
+      model: string | null;
+      instructions: string;
+      maxSteps: number;
+      tools: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
+      /** @description The send's budget; null when it gave none. */
+      budget: {
+        maxCredits: string | null;
+        maxToolCalls: number | null;
+      } | null;
+    } | null;
+    StepUsage: {
+      step: number;
+      model: string | null;
+      /** @description Input tokens, as the providers counted them; cached included. */
+      inputTokens: number;
+      outputTokens: number;
+      /** @description Input tokens read from the provider’s cache. */
+      cachedInputTokens: number;
+      /** @description Credits charged, a decimal string. */
+      credits: string;
+      /** @description Whether a summary of the chat’s older turns was written. */
+      compacted: boolean;
     };
     /**
      * @example {

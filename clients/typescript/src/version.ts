@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'e8769b36fca5ca96e192ca9b504a390aaeecf7fdb446b3a5dbc2119b4255b040',
+  sha256: '519d79abb4f5e70a79a1b05481a472f50ddef6fab0ea8ecab4e29c6315826a0a',
 } as const;

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+
+/**
+ * A chat of `messages` stored messages of the user's, user and assistant in turn, a second apart
+ * and all in the past, written by one set-based statement: the long chats the history read and
+ * the compaction are tested and measured on. Each text is about `textLength` characters.
+ */
+export async function fillLongChat(
+  pool: Pool,
+  input: { userId: string; messages: number; textLength?: number },
+): Promise<{ chatId: string }> {
+  const chatId = randomUUID();
+  const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil((input.textLength ?? 80) / 27));
+  await pool.query(
+    `WITH chat AS (
+       INSERT INTO "Chat" (id, "userId", title, "lastMessageAt", "activityAt", "updatedAt")
+       VALUES ($1, $2, 'A long chat', now(), now(), now())
+       RETURNING id
+     )
+     INSERT INTO "Message" (id, "chatId", role, "contentBlocks", "createdAt")
+     SELECT gen_random_uuid(), chat.id,
+            CASE WHEN n % 2 = 0 THEN 'user' ELSE 'assistant' END::"MessageRole",
+            jsonb_build_array(jsonb_build_object('type', 'text',
+              'text', 'message ' || n || ': ' || left($4, $5))),
+            now() - make_interval(secs => $3 - n + 60)
+       FROM chat, generate_series(0, $3 - 1) AS n`,
+    [chatId, input.userId, input.messages, filler, input.textLength ?? 80],
+  );
+  return { chatId };
+}
