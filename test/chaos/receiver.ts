@@ -98,10 +98,14 @@ createServer((req, res) => {
       res.writeHead(outcome === 'refused' ? 503 : 204).end();
     };
     // The sender gave up (its worker died) while the POST was held: nothing is applied for it.
-    res.once('close', () => open.delete(post));
+    let gone = false;
+    res.once('close', () => {
+      gone = !res.writableEnded;
+      open.delete(post);
+    });
     if (!holding) return answer();
     void Promise.race([released, new Promise((resolve) => setTimeout(resolve, HOLD_MAX_MS))]).then(() => {
-      if (!res.destroyed) answer();
+      if (!gone) answer();
     });
   });
 }).listen(Number(port), '127.0.0.1', () => console.log(`receiver listening on ${port}`));
