@@ -15,7 +15,10 @@ import {
   tallyOf,
   type Execution,
 } from '../support/histories';
+import { AGENT_WORKFLOW_TYPE } from '../../workflows/agent.contract';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
+import { TOOL_CALL_WORKFLOW_TYPE, toolCallWorkflowId } from '../../workflows/tool-call.contract';
+import { WEBHOOK_DELIVERY_WORKFLOW_TYPE } from '../../workflows/webhook-delivery.contract';
 
 export interface LoadRows {
   userId: string;
@@ -72,7 +75,7 @@ export async function checkHistories(client: Client, load: LoadRows): Promise<Hi
       mismatched.push(`${e.type} ${e.workflowId}: ${type} scheduled, never closed`);
 
   const agents = groupBy(
-    executions.filter((e) => e.type === 'agentRunWorkflow'),
+    executions.filter((e) => e.type === AGENT_WORKFLOW_TYPE),
     (e) => e.attributes.get(runIdSearchAttribute),
   );
   const callsOfRun = groupBy(
@@ -108,11 +111,11 @@ export async function checkHistories(client: Client, load: LoadRows): Promise<Hi
   }
 
   const toolExecutions = groupBy(
-    executions.filter((e) => e.type === 'toolCallWorkflow'),
+    executions.filter((e) => e.type === TOOL_CALL_WORKFLOW_TYPE),
     (e) => e.workflowId,
   );
   for (const call of load.toolCalls.filter((c) => !c.runId)) {
-    const found = toolExecutions.get(`tool:${call.id}`) ?? [];
+    const found = toolExecutions.get(toolCallWorkflowId(call.id)) ?? [];
     if (found.length === 0) lost.push(`tool call ${call.id}: no execution in Temporal`);
     // A retry after an execution closed starts another, which finds the call settled: each must
     // tell the call's outcome, and none may run the tool again.
@@ -131,7 +134,7 @@ export async function checkHistories(client: Client, load: LoadRows): Promise<Hi
   }
 
   const deliveryExecutions = groupBy(
-    executions.filter((e) => e.type === 'webhookDeliveryWorkflow'),
+    executions.filter((e) => e.type === WEBHOOK_DELIVERY_WORKFLOW_TYPE),
     (e) => e.workflowId,
   );
   for (const d of load.deliveries) {

@@ -6,6 +6,7 @@ import { startReconciler } from '../../operations/runs';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
+import { AGENT_WORKFLOW_TYPE } from '../../workflows/agent.contract';
 import { closedAsRow, describeClose, readExecutions, tallyOf } from '../support/histories';
 import { seededRandom } from '../support/random';
 import { markdownTable, momentTable, writeResults, type MomentRow } from '../support/reliability-results';
@@ -335,7 +336,9 @@ describe('cancel, delete and decide at any moment', function () {
     const { temporal } = await testStack();
     // A run cancelled before its workflow started may have none; a run that did work has one.
     const needed = r.status === 'CANCELLED' ? 0 : 1;
-    const executions = await readExecutions(temporal.client, `AgentRunId = '${runId}'`, {
+    // Its deliveries' executions carry its id too.
+    const query = `WorkflowType = '${AGENT_WORKFLOW_TYPE}' AND AgentRunId = '${runId}'`;
+    const executions = await readExecutions(temporal.client, query, {
       timeoutMs: 30_000,
       atLeast: needed,
     }).catch((err: Error) => {
