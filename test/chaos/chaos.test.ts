@@ -520,7 +520,6 @@ describe(`chaos (real processes, SIGKILL at random and at the worst moments)${EN
   before(async function () {
     this.timeout(300_000);
     console.log(`      CHAOS_SEED=${SEED} CHAOS_RUNS=${RUNS} CHAOS_FAULTS=${FAULTS} CHAOS_ENGINE=${ENGINE}`);
-    for (const name of notRun) console.log(`      declared, not run (CHAOS_SCENARIOS): ${name}`);
     up.dir = await mkdtemp(path.join(tmpdir(), 'chaos-'));
     const infra = (up.infra = await startInfra(ENGINE));
     const storageDir = (up.storageDir = path.join(up.dir, 'files'));

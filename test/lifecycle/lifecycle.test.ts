@@ -273,7 +273,7 @@ describe('npm start: crash, stop and start (the real process tree)', function ()
       );
       const moments: MomentRow[] = ['mid-request', 'mid-activity', 'mid-transaction', 'mid-POST'].map(
         (moment) => ({
-          scenario: `${script} tree SIGKILL`,
+          scenario: `npm ${ENGINE === 'cluster' ? 'run start:cluster' : 'start'}: the whole tree SIGKILLed`,
           moment,
           runs: acked.length,
           aimed: 0,
