@@ -1,4 +1,4 @@
-// Tests run the embedded PostgreSQL without fsync (the one switch, see core/embedded/postgres.ts):
+// Tests run the embedded PostgreSQL without fsync (the one switch, see apps/stack/embedded/postgres.ts):
 // a test database needs no crash safety, and syncing would slow every test.
 process.env.EMBEDDED_POSTGRES_DURABLE ??= 'false';
 

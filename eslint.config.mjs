@@ -41,6 +41,8 @@ export default tseslint.config(
       // a developer's own untracked files (see .gitignore) are not the project's to lint
       '.scratch/**',
       '.schemathesis/**',
+      // the typed client's build output (npm pack writes it; see clients/typescript/.gitignore)
+      'clients/typescript/dist/**',
     ],
   },
   ...tseslint.configs.recommended,
@@ -65,6 +67,17 @@ export default tseslint.config(
             { target: './core', from: ['./apps', './operations', './workflows', './activities'] },
             { target: ['./workflows', './activities'], from: ['./apps', './operations'] },
             { target: './operations', from: './apps' },
+            // REST and MCP share through operations/ and core/; the gateway's app only mounts MCP.
+            { target: './apps/mcp', from: './apps/gateway' },
+            {
+              target: ['./apps/gateway/routes', './apps/gateway/http', './apps/gateway/middleware'],
+              from: './apps/mcp',
+            },
+            // The launcher's own code serves it, the tests and the bench, never a service process.
+            {
+              target: ['./apps/gateway', './apps/worker', './apps/migrate', './apps/mcp'],
+              from: './apps/stack',
+            },
             {
               target: ['./core', './workflows', './activities', './operations', './apps'],
               from: ['./test', './testkit', './bench'],

@@ -11,7 +11,6 @@ import {
   finishRun,
   gateStep,
   openPlanWaitpoint,
-  runUserId,
   selectPlanReply,
   writeRunText,
   type FinishRunInput,
@@ -26,8 +25,8 @@ import {
   type AgentStepInput,
   type AgentStepResult,
 } from '../workflows/agent.contract';
-import { refreshFileUrls } from '../core/storage/signing';
-import { startDeliveries, starterOf } from '../workflows/client';
+import { toolOutputKey } from '../core/storage/keys';
+import { refreshContentBlocks } from '../core/storage/signing';
 import type { ActivityDeps } from './deps';
 
 /** Partial text reaches the snapshot at most this often, however fast the model streams. */
@@ -40,13 +39,12 @@ export interface AgentActivityDeps extends ActivityDeps {
 
 export type FinishInput = Omit<FinishRunInput, 'images' | 'waitpointStatus'> & {
   waitpointStatus?: FinishRunInput['waitpointStatus'];
-  /** The run's user, whose generated images a COMPLETE run attaches (v1 executions leave it out). */
-  userId?: string;
+  /** The run's user, whose generated images a COMPLETE run attaches. */
+  userId: string;
 };
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
 
   /**
    * Images the run's tools made become attachments of the assistant message. Tools store their
@@ -63,7 +61,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     );
     return Promise.all(
       found.map(async (a) => {
-        const storageKey = `tools/${userId}/${a.toolCallId}/${a.filename}`;
+        const storageKey = toolOutputKey(userId, a.toolCallId, a.filename);
         const object = await deps.storage.get(storageKey);
         object.body.destroy();
         return {
@@ -81,9 +79,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   async function finish({ userId, ...input }: FinishInput) {
     let contentBlocks = input.contentBlocks;
     let images: FinishRunInput['images'] = [];
-    const owner = input.status === 'COMPLETE' ? (userId ?? (await runUserId(pool, input.runId))) : undefined;
-    if (owner) {
-      images = await generatedImages(owner, contentBlocks);
+    if (input.status === 'COMPLETE') {
+      images = await generatedImages(userId, contentBlocks);
       contentBlocks = [
         ...contentBlocks,
         ...images.map((i) => ({
@@ -99,7 +96,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       images,
       waitpointStatus: input.waitpointStatus ?? 'CANCELLED',
     });
-    if (ended) await startDeliveries(starter, ended.deliveries);
+    if (ended) await deps.startDeliveries(ended.deliveries);
     return ended;
   }
 
@@ -112,7 +109,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     });
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
-    await startDeliveries(starter, gate.deliveries);
+    await deps.startDeliveries(gate.deliveries);
 
     // A retry of a step whose plan was already put to the approver goes on with that plan.
     const proposed = input.planWaitpoint && (await selectPlanReply(pool, input.planWaitpoint.id));
@@ -121,7 +118,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
     const messages = [
       // Stored URLs may have expired; the model (and the tools it calls) get working ones.
-      ...gate.history.map((m) => toModelMessage(m.role, refreshFileUrls(deps.config, m.contentBlocks))),
+      ...gate.history.map((m) =>
+        toModelMessage(m.role, refreshContentBlocks(deps.config, m.contentBlocks, gate.userId)),
+      ),
       ...input.turnMessages,
     ];
     const reply = await streamModelReply(deps, {
@@ -209,7 +208,7 @@ export type AgentActivities = ReturnType<typeof createAgentActivities>;
  * (and once more at the end). An activity heartbeats throughout so Temporal's cancel reaches it;
  * `stop` ends the call too (a local activity's own cancel comes late, see agentStep).
  */
-export async function streamModelReply(
+async function streamModelReply(
   deps: AgentActivityDeps,
   input: {
     runId: string;
@@ -280,7 +279,7 @@ export async function streamModelReply(
 }
 
 /** The Temporal run id of the workflow execution this activity works for. */
-export function currentExecution(): string {
+function currentExecution(): string {
   const runId = Context.current().info.workflowExecution?.runId;
   if (!runId) throw new Error('A run step only runs inside its workflow.');
   return runId;
@@ -299,7 +298,7 @@ function planOf(reply: ModelReply, step: number): Plan {
   };
 }
 
-export function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
+function toModelMessage(role: 'user' | 'assistant', blocks: ContentBlock[]): ModelMessage {
   if (role === 'user') {
     return {
       role: 'user',

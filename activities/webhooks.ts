@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout } from 'node:timers/promises';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isDatabaseUnavailable } from '../core/db/client';
@@ -7,23 +5,18 @@ import { permanentFailure } from '../core/errors/failures';
 import { faultPoint } from '../core/process/fault';
 import { addLogContext } from '../core/logging/context';
 import { webhookAttempts, webhookDeliveries } from '../core/metrics/worker';
-import { SpanKind } from '@opentelemetry/api';
-import { serviceTracer, traceHeaders } from '../core/telemetry/tracing';
+import { traceHeaders } from '../core/telemetry/tracing';
 import { GuardedHttpError } from '../core/net/guarded-http';
-import type { EmitWebhookEventInput, WebhookEvent } from '../core/schemas/events';
-import { serializeEnvelope, type WebhookEnvelope } from '../core/webhooks/envelope';
+import { serializeEnvelope } from '../core/webhooks/envelope';
 import { appSecrets } from '../core/config/config';
 import { openSecret } from '../core/webhooks/secret-box';
 import { webhookHeaders } from '../core/webhooks/signing';
-import { recordEvent, type RecordedDelivery } from '../core/webhooks/store';
-import { recordRunEvent } from '../core/runs/store';
-import { STARTER_FIRST_POST_BUDGET_MS } from '../workflows/activity-options';
 import {
-  reportFirstAttemptFailed,
-  startDeliveries,
-  starterOf,
-  type FirstAttempts,
-} from '../workflows/client';
+  insertAttempt,
+  markDelivered,
+  markDeliveryFailed,
+  selectDeliveryToAttempt,
+} from '../core/webhooks/store';
 import type { DeliverWebhookResult, WebhookDeliveryInput } from '../workflows/webhook-delivery.contract';
 
 /** The spec's per-attempt deadline (DECISIONS: each attempt times out after 10 s). */
@@ -37,13 +30,6 @@ const RESPONSE_MAX_BYTES = 1024 * 1024;
 /** How much of a receiver's answer the attempt log keeps. */
 const RESPONSE_LOG_BYTES = 4 * 1024;
 
-export interface EmitWebhookEventResult {
-  /** Every delivery this call recorded; empty when none was new or no endpoint subscribes. */
-  deliveryIds: string[];
-}
-
-type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
-
 /** What the attempt log keeps of an answer: 4 KB of text, without the NULs PostgreSQL refuses. */
 function logExcerpt(body: Buffer): string {
   return body.subarray(0, RESPONSE_LOG_BYTES).toString('utf8').replaceAll('\u0000', '');
@@ -55,8 +41,8 @@ function describeFailure(err: unknown): string {
 }
 
 /**
- * What one attempt needs of its caller: its number as Temporal counts them (1 outside an activity),
- * the signal that abandons it, and a way to wait between tries of a statement.
+ * What one attempt needs of its activity: its number as Temporal counts them, the signal that
+ * abandons it, and a way to wait between tries of a statement.
  */
 interface AttemptContext {
   attempt: number;
@@ -86,8 +72,9 @@ async function untilReachable<T>(ctx: AttemptContext, statement: () => Promise<T
 /**
  * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery and
  * anything else throws AttemptFailedError. An attempt is numbered after the series' earlier ones:
- * those its workflow counted, and any the log holds that it could not know of (a first attempt
- * whose starter's report never reached it).
+ * those its workflow counted, and any the log holds that it could not know of (a first attempt, a
+ * local activity, whose worker died after its POST and before its workflow task completed: the
+ * attempt that runs again in its place is logged as the next).
  */
 function attemptOf(deps: ActivityDeps) {
   const { pool } = deps.db;
@@ -95,31 +82,7 @@ function attemptOf(deps: ActivityDeps) {
     { deliveryId, series, attemptsBefore = 0 }: WebhookDeliveryInput,
     ctx: AttemptContext,
   ): Promise<DeliverWebhookResult> {
-    const { rows } = await untilReachable(ctx, () =>
-      pool.query<{
-        series: number;
-        status: DeliveryStatus;
-        event: WebhookEvent;
-        payload: WebhookEnvelope;
-        url: string;
-        secretEncrypted: string;
-        previousSecretEncrypted: string | null;
-        live: boolean;
-        userId: string;
-        made: number;
-      }>(
-        `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
-                CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
-                  AS "previousSecretEncrypted",
-                e."isActive" AND e."deletedAt" IS NULL AS live,
-                (SELECT count(*)::int FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id AND a.series = d.series)
-                  AS made
-           FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
-          WHERE d.id = $1`,
-        [deliveryId],
-      ),
-    );
-    const row = rows[0];
+    const row = await untilReachable(ctx, () => selectDeliveryToAttempt(pool, deliveryId));
     // A settled delivery, or one a redelivery has moved to a newer series, is not posted again.
     if (!row || row.series !== series) return 'SKIPPED';
     if (row.status === 'DELIVERED') return 'DELIVERED';
@@ -176,28 +139,19 @@ function attemptOf(deps: ActivityDeps) {
     const durationMs = Math.round(performance.now() - started);
     if (statusCode !== null) await faultPoint(deps.config, 'webhook-answered', { deliveryId, statusCode });
 
-    // The attempt number is Temporal's, so a record written twice for one attempt stays one row.
     await untilReachable(ctx, () =>
-      pool.query(
-        `INSERT INTO "WebhookAttempt"
-                (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
-                 "signedContent", "requestHeaders")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
-        [
-          randomUUID(),
-          deliveryId,
-          series,
-          attemptNumber,
-          startedAt,
-          durationMs,
-          statusCode,
-          error,
-          responseBody,
-          signing.signed,
-          JSON.stringify(headers),
-        ],
-      ),
+      insertAttempt(pool, {
+        deliveryId,
+        series,
+        attempt: attemptNumber,
+        startedAt,
+        durationMs,
+        statusCode,
+        error,
+        responseBody,
+        signedContent: signing.signed,
+        requestHeaders: headers,
+      }),
     );
     deps.logger.info(
       { deliveryId, series, attempt: attemptNumber, statusCode, durationMs, error },
@@ -205,92 +159,22 @@ function attemptOf(deps: ActivityDeps) {
     );
     if (error !== null) throw new AttemptFailedError(error);
 
-    const delivered = await untilReachable(ctx, () =>
-      pool.query(
-        `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
-          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
-        [deliveryId, series],
-      ),
-    );
-    if (delivered.rowCount) webhookDeliveries.inc({ outcome: 'delivered' });
+    const delivered = await untilReachable(ctx, () => markDelivered(pool, { deliveryId, series }));
+    if (delivered) webhookDeliveries.inc({ outcome: 'delivered' });
     return 'DELIVERED';
-  };
-}
-
-/** The span of a first attempt its starter posts, in the trace of the event it announces. */
-export const FIRST_ATTEMPT_SPAN = 'FirstAttempt:deliverWebhook';
-
-/**
- * The worker's FirstAttempts: each attempt runs on its own, within STARTER_FIRST_POST_BUDGET_MS and
- * no longer than a stopping worker's grace (`stopping`), which waits for it (settled). A failed
- * POST wakes the delivery's workflow for the second attempt; an attempt that ends any other way
- * (abandoned, PostgreSQL gone) leaves the delivery to that workflow's takeover, which finds out
- * from its row whether it was delivered.
- */
-export function createFirstAttempts(deps: ActivityDeps): FirstAttempts {
-  const attempt = attemptOf(deps);
-  const starter = starterOf(deps);
-  async function post(delivery: RecordedDelivery): Promise<void> {
-    const signal = AbortSignal.any([deps.stopping, AbortSignal.timeout(STARTER_FIRST_POST_BUDGET_MS)]);
-    const ctx: AttemptContext = { attempt: 1, signal, sleep: (ms) => setTimeout(ms, undefined, { signal }) };
-    try {
-      await attempt({ deliveryId: delivery.deliveryId, series: delivery.series }, ctx);
-    } catch (err) {
-      if (!(err instanceof AttemptFailedError)) throw err;
-      await reportFirstAttemptFailed(starter, delivery);
-    }
-  }
-  // Its own span in the trace of the step that recorded the event, where the receiver's joins.
-  const traced = (delivery: RecordedDelivery) =>
-    serviceTracer().startActiveSpan(FIRST_ATTEMPT_SPAN, { kind: SpanKind.CLIENT }, (span) =>
-      post(delivery).finally(() => span.end()),
-    );
-  const inFlight = new Set<Promise<void>>();
-  return {
-    post(delivery) {
-      const running: Promise<void> = traced(delivery)
-        .catch((err: unknown) =>
-          deps.logger.warn(
-            { deliveryId: delivery.deliveryId, err: describeFailure(err) },
-            'first attempt left to its delivery workflow',
-          ),
-        )
-        .finally(() => inFlight.delete(running));
-      inFlight.add(running);
-    },
-    async settled() {
-      // An attempt may be posted while earlier ones are awaited (a step finishing during a stop).
-      while (inFlight.size) await Promise.all(inFlight);
-    },
   };
 }
 
 export function createWebhooksActivities(deps: ActivityDeps) {
   const { pool } = deps.db;
-  const starter = starterOf(deps);
   const attempt = attemptOf(deps);
 
   return {
     /**
-     * Announces an event in a step of its own, as v1 executions (and the v1 tool-call workflow) do;
-     * today the statement that changes a run or a tool call records its event itself, so for them
-     * this finds it recorded and does nothing. A run's event is taken from its row, so a v1 turn
-     * whose ending a cancel decided otherwise cannot announce the ending it expected.
-     */
-    async emitWebhookEvent(input: EmitWebhookEventInput): Promise<EmitWebhookEventResult> {
-      const deliveries =
-        input.event === 'tool.completed'
-          ? await recordEvent(pool, input)
-          : await recordRunEvent(pool, { runId: input.data.runId, event: input.event });
-      await startDeliveries(starter, deliveries);
-      return { deliveryIds: deliveries.map((d) => d.deliveryId) };
-    },
-
-    /**
      * One signed POST of one series. Every attempt is recorded, then a 2xx settles the delivery
      * and anything else throws so the workflow's retry policy schedules the next attempt. As an
      * activity it heartbeats throughout, so a worker that dies mid-attempt is noticed in seconds;
-     * as a local activity (a v6 series' first attempt) its workflow task's timeout does that.
+     * as a local activity (a series' first attempt) its workflow task's timeout does that.
      */
     async deliverWebhook(input: WebhookDeliveryInput): Promise<DeliverWebhookResult> {
       const ctx = Context.current();
@@ -308,12 +192,8 @@ export function createWebhooksActivities(deps: ActivityDeps) {
 
     /** After the last attempt: PENDING → FAILED, unless a newer series has taken over. */
     async markDeliveryFailed({ deliveryId, series }: WebhookDeliveryInput): Promise<void> {
-      const failed = await pool.query(
-        `UPDATE "WebhookDelivery" SET status = 'FAILED', "updatedAt" = now()
-          WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
-        [deliveryId, series],
-      );
-      if (failed.rowCount) webhookDeliveries.inc({ outcome: 'failed' });
+      if (await markDeliveryFailed(pool, { deliveryId, series }))
+        webhookDeliveries.inc({ outcome: 'failed' });
     },
   };
 }

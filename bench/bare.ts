@@ -17,12 +17,18 @@ export interface BareStack {
   stop(): Promise<void>;
 }
 
-export async function startBare(temporalAddress: string): Promise<BareStack> {
+/**
+ * The bare process at `nice`: the service's worker runs at the stack's background priority, so the
+ * bare worker standing for it does too, and a shared machine's other work weighs on both alike.
+ */
+export async function startBare(temporalAddress: string, nice: number): Promise<BareStack> {
   const taskQueue = `bench-bare-${randomBytes(4).toString('hex')}`;
-  const child = await startProcess('bare', path.join(__dirname, 'bare-process.ts'), {
-    TEMPORAL_ADDRESS: temporalAddress,
-    BENCH_BARE_QUEUE: taskQueue,
-  });
+  const child = await startProcess(
+    'bare',
+    path.join(__dirname, 'bare-process.ts'),
+    { TEMPORAL_ADDRESS: temporalAddress, BENCH_BARE_QUEUE: taskQueue },
+    nice,
+  );
   return {
     process: child,
     taskQueue,

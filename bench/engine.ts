@@ -8,7 +8,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { embeddedPostgresDurable, startEmbeddedPostgres } from '../core/embedded/postgres';
+import { embeddedPostgresDurable, startEmbeddedPostgres } from '../apps/stack/embedded/postgres';
 import { freePort } from '../core/process/ports';
 import { startTestCluster, type TestCluster } from '../testkit/temporal-cluster';
 

@@ -6,10 +6,11 @@
 import { access, mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { listenerOf } from '../core/process/procfs';
-import { backgroundNiceSetting, lowerAutogroup } from '../core/process/priority';
+import { listenerOf } from '../apps/stack/process/procfs';
+import { backgroundNiceSetting, lowerAutogroup } from '../apps/stack/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
+import { bigDbRows } from './bigdb';
 import { startBare, type BareStack } from './bare';
 import { engineOf, startClusterEngine } from './engine';
 import { openBench, startServiceProcesses, type Bench } from './context';
@@ -17,14 +18,19 @@ import { consoleRow } from './console';
 import { cropRow } from './crop';
 import { bareLoad, serviceLoad, type LoadOptions, type LoadWindow } from './load';
 import { mcpRows } from './mcp';
-import { printTable, type Row } from './report';
-import { ROW_KEYS, selectRows } from './selection';
+import { failedRow, printTable, type Row } from './report';
+import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRow } from './streams';
 import { endToEndRow, historyRows } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+/** How many times each row is measured: its figure is the median of these rounds, with their spread. */
+const ROUNDS = N('BENCH_ROUNDS', 3);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error('bench: BENCH_ROUNDS must be a whole number ≥ 1');
 const SAMPLES = {
+  rounds: ROUNDS,
   seq: N('BENCH_SEQ', 200),
   conc: N('BENCH_CONC', 400),
   polls: N('BENCH_POLLS', 1000),
@@ -33,6 +39,7 @@ const SAMPLES = {
   streams: N('BENCH_STREAMS', 1000),
 };
 const LOAD: LoadOptions = {
+  rounds: ROUNDS,
   chats: N('BENCH_SUSTAINED_CHATS', 32),
   seconds: N('BENCH_SUSTAINED_SECONDS', 45),
   warmupSeconds: N('BENCH_WARMUP_SECONDS', 10),
@@ -57,63 +64,94 @@ interface Results {
 /**
  * The rows in the order that keeps each fair: the short sequential ones first on a fresh server,
  * the in-process gateway and worker stopped before anything counts CPU, the service's load beside
- * no bare process, the bare load on either side of the service's (load.ts, bracketed; the second
- * time beside the service's processes, idle), admission last (it leaves its workflows open).
+ * no bare process, the bare load on either side of each of the service's windows (load.ts; after
+ * the first, beside the service's processes, idle), admission last (it leaves its workflows open).
+ * Every row is measured in SAMPLES.rounds rounds.
  */
 async function run(bench: Bench, results: Results): Promise<void> {
   const { selection } = bench;
-  if (selection.has('crop')) results.rows.push(await cropRow(bench, SAMPLES.crops));
-  if (selection.has('snapshot')) results.rows.push(...(await snapshotRows(bench, SAMPLES.polls)));
-  if (selection.has('console')) results.rows.push(await consoleRow(bench));
+  const { rounds } = SAMPLES;
+  const startBareProcess = () => startBare(bench.stack.temporalAddress, bench.backgroundNice);
+  const rows = (keys: RowKey[], measure: () => Promise<Row | Row[]>) =>
+    measured(bench, results, keys, measure);
+  await rows(['crop'], () => cropRow(bench, SAMPLES.crops, rounds));
+  await rows(['snapshot'], () => snapshotRows(bench, SAMPLES.polls, rounds));
+  await rows(['console'], () => consoleRow(bench, rounds));
   await bench.stopInProcess();
 
-  let bareBefore: LoadWindow | undefined;
+  let bareFirst: LoadWindow | undefined;
   if (selection.has('history', 'e2e', 'sustained', 'cpu')) {
-    const bare: BareStack = await startBare(bench.stack.temporalAddress);
+    const bare: BareStack = await startBareProcess();
     try {
       if (selection.has('history', 'e2e')) {
         const service = await startServiceProcesses(bench);
         try {
-          if (selection.has('history')) results.rows.push(...(await historyRows(bench, service, bare)));
-          if (selection.has('e2e')) results.rows.push(await endToEndRow(bench, service, bare, SAMPLES.turns));
+          await rows(['history'], () => historyRows(bench, service, bare, rounds));
+          await rows(['e2e'], () => endToEndRow(bench, service, bare, SAMPLES.turns, rounds));
         } finally {
           await service.stop();
         }
       }
-      if (selection.has('sustained', 'cpu')) bareBefore = await bareLoad(bare, LOAD);
+      await rows(['sustained', 'cpu'], async () => {
+        bareFirst = await bareLoad(bare, LOAD);
+        return [];
+      });
     } finally {
       await bare.stop();
     }
   }
-  if (selection.has('sustained', 'cpu', 'send', 'memory')) {
+  await rows(['sustained', 'cpu', 'send', 'memory'], async () => {
     const service = await startServiceProcesses(bench);
     try {
-      // The bare load again right after the service's round 1, in a process of its own while the
+      // The bare load again after each of the service's windows, in a process of its own while the
       // service's sit idle (bracketed, load.ts).
-      const bareAfter = async () => {
-        const bare = await startBare(bench.stack.temporalAddress);
+      const bareNext = async () => {
+        const bare = await startBareProcess();
         try {
           return await bareLoad(bare, LOAD);
         } finally {
           await bare.stop();
         }
       };
-      const load = await serviceLoad(
-        bench,
-        service,
-        LOAD,
-        bareBefore && { before: bareBefore, after: bareAfter },
-      );
-      results.rows.push(...load.rows);
+      const load = await serviceLoad(bench, service, LOAD, bareFirst && { first: bareFirst, next: bareNext });
       results.tables.push(...load.tables);
       Object.assign(results.data, load.data);
+      return load.rows;
     } finally {
       await service.stop();
     }
+  });
+  await rows(['mcp'], () => mcpRows(bench, SAMPLES));
+  await rows(['streams'], () => streamsRow(bench, SAMPLES.streams, rounds));
+  await rows(['bigdb'], async () => {
+    const big = await bigDbRows(bench);
+    results.tables.push(...big.tables);
+    Object.assign(results.data, big.data);
+    return big.rows;
+  });
+  await rows(['admission'], () => admissionRows(bench, SAMPLES));
+}
+
+/**
+ * Measures the picked ones of `keys` with `measure`. A failure (a deadline missed on an overloaded
+ * machine, a process that died) fails those rows, with why, and the run goes on to the next rows:
+ * a long run keeps what it measured.
+ */
+async function measured(
+  bench: Bench,
+  results: Results,
+  keys: RowKey[],
+  measure: () => Promise<Row | Row[]>,
+): Promise<void> {
+  const picked = keys.filter((k) => bench.selection.has(k));
+  if (!picked.length) return;
+  try {
+    results.rows.push(...[await measure()].flat());
+  } catch (err) {
+    console.error(`bench: ${picked.join(', ')} failed:`, err);
+    for (const key of picked)
+      if (!results.rows.some((r) => r.key === key)) results.rows.push(failedRow(key, err));
   }
-  if (selection.has('mcp')) results.rows.push(...(await mcpRows(bench, SAMPLES)));
-  if (selection.has('streams')) results.rows.push(await streamsRow(bench, SAMPLES.streams));
-  if (selection.has('admission')) results.rows.push(...(await admissionRows(bench, SAMPLES)));
 }
 
 async function main(): Promise<void> {
@@ -197,7 +235,7 @@ async function main(): Promise<void> {
 
 /**
  * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
- * by the port it listens on and lowered to `nice` like the stack's (core/process/priority.ts):
+ * by the port it listens on and lowered to `nice` like the stack's (apps/stack/process/priority.ts):
  * each thread it has (a thread it starts later inherits its starter's nice), and its session's
  * weight when it leads one. Unlike `npm start`'s children it may share the bench's session, where
  * the threads' nice is what counts.

@@ -1,6 +1,7 @@
 /**
  * The MCP row: `send_message` over MCP (one stateless POST /mcp, the SDK's client) against the
- * REST send it wraps (`POST /api/v1/completions`), both on a task queue no worker polls. What it
+ * REST send it wraps (`POST /api/v1/completions`), both on a task queue no worker polls, on the
+ * same gateway, in the same mode (SEND_START_WAIT=off, as every gateway of the bench). What it
  * measures is MCP's own cost: the JSON-RPC framing, the per-request server and the SDK client's
  * work on the answer. The gateway runs in its own process, as it does for every client: in the
  * bench's process the SDK client's parsing would hold up the gateway's event loop, a cost no
@@ -10,12 +11,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startIdleGatewayProcess, type Bench } from './context';
 import { serviceClient } from './client';
-import { measure, measurePair } from './measure';
+import { measure, measurePair, repeat } from './measure';
 import { latencyRow, type Row } from './report';
 
 const BOUND = { p50: 1.2, p99: 1.5 };
 
-export async function mcpRows(bench: Bench, samples: { seq: number; conc: number }): Promise<Row[]> {
+export async function mcpRows(
+  bench: Bench,
+  samples: { seq: number; conc: number; rounds: number },
+): Promise<Row[]> {
   const { user } = bench;
   const gateway = await startIdleGatewayProcess(bench);
   const rest = serviceClient(gateway.url, user);
@@ -39,9 +43,9 @@ export async function mcpRows(bench: Bench, samples: { seq: number; conc: number
       ['mcp send_message seq', samples.seq, 1],
       ['mcp send_message c16', samples.conc, 16],
     ] as const) {
-      console.log(`bench: ${name}, ${n} at ${concurrency} in flight…`);
-      const { service, baseline } = await measurePair(mcpSend, restSend, n, concurrency);
-      rows.push(latencyRow('mcp', name, service, baseline, BOUND));
+      console.log(`bench: ${name}, ${n} at ${concurrency} in flight, ${samples.rounds} rounds…`);
+      const rounds = await repeat(samples.rounds, () => measurePair(mcpSend, restSend, n, concurrency));
+      rows.push(latencyRow('mcp', name, rounds, BOUND));
     }
     return rows;
   } finally {

@@ -82,24 +82,20 @@ export async function measure(
 }
 
 /**
- * `service` and `baseline`, n times each, in alternating slices (service first, then baseline
- * first, and so on), their latencies pooled per side. Whatever drifts over the run (a JIT still
- * warming, a server filling with open workflows, a neighbour's burst) weighs on both sides alike
- * instead of on whichever ran second. Above one in flight, each side first runs twice the
- * concurrency uncounted: its connection pools grow to what the concurrency needs (a PostgreSQL
- * connection opening takes tens of ms), which would otherwise land in the first side's tail alone.
+ * Each of `ops`, n times, in alternating slices (in the given order, then reversed, and so on),
+ * their latencies pooled per side. Whatever drifts over the run (a JIT still warming, a server
+ * filling with open workflows, a neighbour's burst) weighs on every side alike instead of on
+ * whichever ran last. Above one in flight, each side first runs twice the concurrency uncounted:
+ * its connection pools grow to what the concurrency needs (a PostgreSQL connection opening takes
+ * tens of ms), which would otherwise land in the first side's tail alone.
  */
-export async function measurePair(
-  service: (i: number) => Promise<unknown>,
-  baseline: (i: number) => Promise<unknown>,
+export async function measureSides(
+  ops: readonly ((i: number) => Promise<unknown>)[],
   n: number,
   concurrency = 1,
   slices = 4,
-): Promise<{ service: Figures; baseline: Figures }> {
-  const side = (op: (i: number) => Promise<unknown>) => ({ op, rec: recorder(), wallMs: 0 });
-  const s = side(service);
-  const b = side(baseline);
-  const sides = [s, b];
+): Promise<Figures[]> {
+  const sides = ops.map((op) => ({ op, rec: recorder(), wallMs: 0 }));
   if (concurrency > 1)
     for (const one of sides) await runLanes(one.op, concurrency * 2, concurrency, recorder());
   const per = Math.ceil(n / slices);
@@ -107,7 +103,25 @@ export async function measurePair(
     for (const one of slice % 2 === 0 ? sides : [...sides].reverse())
       one.wallMs += await runLanes(one.op, per, concurrency, one.rec);
   }
-  return { service: s.rec.figures(s.wallMs, concurrency), baseline: b.rec.figures(b.wallMs, concurrency) };
+  return sides.map((one) => one.rec.figures(one.wallMs, concurrency));
+}
+
+/** `service` and `baseline` in alternating slices (measureSides). */
+export async function measurePair(
+  service: (i: number) => Promise<unknown>,
+  baseline: (i: number) => Promise<unknown>,
+  n: number,
+  concurrency = 1,
+): Promise<{ service: Figures; baseline: Figures }> {
+  const [s, b] = (await measureSides([service, baseline], n, concurrency)) as [Figures, Figures];
+  return { service: s, baseline: b };
+}
+
+/** The same measurement `times` times, one after the other: each row's figure is their median. */
+export async function repeat<T>(times: number, measureOnce: (round: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let round = 0; round < times; round++) out.push(await measureOnce(round));
+  return out;
 }
 
 export interface ClosedLoop {

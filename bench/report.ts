@@ -1,4 +1,7 @@
-/** The rows of the bench's table: what each measures, the service's figure, its baseline's, and the verdict. */
+/**
+ * The rows of the bench's table: what each measures, the service's figure, its baseline's, and the
+ * verdict. Every row is measured in several rounds (BENCH_ROUNDS) and shows their median and spread.
+ */
 import type { Figures } from './measure';
 import type { RowKey } from './selection';
 
@@ -22,32 +25,87 @@ export interface Row {
 export const fmt = (x: number | undefined, digits = 1): string =>
   x === undefined || Number.isNaN(x) || !Number.isFinite(x) ? '-' : x.toFixed(digits);
 
-const errorsOf = (f: Figures) => (f.errors ? `, ${f.errors} errors` : '');
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (!sorted.length) return NaN;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** A figure measured in several rounds: its median, and the least and greatest of the rounds. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  rounds: number[];
+}
+
+export function spreadOf(rounds: readonly number[]): Spread {
+  return { median: median(rounds), min: Math.min(...rounds), max: Math.max(...rounds), rounds: [...rounds] };
+}
+
+/** `1.06x (0.98–1.12)`: the median, then the spread of the rounds. */
+export function withSpread(s: Spread, digits = 2, unit = 'x'): string {
+  return `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+}
+
+/** One round of a paired latency measurement. */
+export interface LatencyRound {
+  service: Figures;
+  baseline: Figures;
+}
 
 /**
- * Latency at p50 and p99; meets when both ratios are within their bounds and nothing failed.
- * `details` join the row's recorded data.
+ * Latency at p50 and p99 over several rounds: each side's column is the median of its rounds'
+ * figures, the ratio the median of the rounds' ratios with their spread. Meets when the median
+ * ratios are within their bounds and nothing failed in any round. `details` join the row's data.
  */
 export function latencyRow(
   key: RowKey,
   name: string,
-  service: Figures,
-  baseline: Figures,
+  rounds: readonly LatencyRound[],
   bound: { p50: number; p99?: number },
   details: Record<string, unknown> = {},
 ): Row {
-  const r50 = service.p50 / baseline.p50;
-  const r99 = service.p99 / baseline.p99;
+  const r50 = spreadOf(rounds.map((r) => r.service.p50 / r.baseline.p50));
+  const r99 = spreadOf(rounds.map((r) => r.service.p99 / r.baseline.p99));
+  const side = (of: (r: LatencyRound) => Figures) => {
+    const errors = rounds.reduce((n, r) => n + of(r).errors, 0);
+    return (
+      `${fmt(median(rounds.map((r) => of(r).p50)), 2)} (${fmt(median(rounds.map((r) => of(r).p99)), 2)})` +
+      (errors ? `, ${errors} errors` : '')
+    );
+  };
+  const serviceErrors = rounds.reduce((n, r) => n + r.service.errors, 0);
   return {
     key,
     name,
-    measure: `p50 (p99) ms, n=${service.n}`,
-    service: `${fmt(service.p50, 2)} (${fmt(service.p99, 2)})${errorsOf(service)}`,
-    baseline: `${fmt(baseline.p50, 2)} (${fmt(baseline.p99, 2)})${errorsOf(baseline)}`,
-    ratio: `${fmt(r50, 2)}x (${fmt(r99, 2)}x)`,
+    measure: `p50 (p99) ms, n=${rounds[0]?.service.n ?? 0} ×${rounds.length}`,
+    service: side((r) => r.service),
+    baseline: side((r) => r.baseline),
+    ratio: `${withSpread(r50)}; p99 ${withSpread(r99)}`,
     target: bound.p99 === undefined ? `p50 ≤${bound.p50}x` : `p50 ≤${bound.p50}x, p99 ≤${bound.p99}x`,
-    meets: r50 <= bound.p50 && (bound.p99 === undefined || r99 <= bound.p99) && !service.errors,
-    data: { service, baseline, ratioP50: r50, ratioP99: r99, ...details },
+    meets: r50.median <= bound.p50 && (bound.p99 === undefined || r99.median <= bound.p99) && !serviceErrors,
+    data: { rounds, ratioP50: r50, ratioP99: r99, ...details },
+  };
+}
+
+/** A row whose measurement failed: the table says so, and why, and the run goes on. */
+export function failedRow(key: RowKey, err: unknown): Row {
+  const message = String((err as Error)?.message ?? err).split('\n')[0] ?? '';
+  return {
+    key,
+    name: key,
+    measure: '-',
+    service: `failed: ${message.slice(0, 120)}`,
+    baseline: '-',
+    ratio: '-',
+    target: '-',
+    meets: false,
+    data: { error: String((err as Error)?.stack ?? err) },
   };
 }
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { atNice } from '../core/process/priority';
+import { atNice } from '../apps/stack/process/priority';
 
 const ROOT = path.resolve(__dirname, '..');
 const READY_TIMEOUT_MS = 120_000;
@@ -20,7 +20,7 @@ export interface ServiceProcess {
 /**
  * Starts `apps/<app>/main.ts` as its own Node process, the way `npm run start:<app>` does but
  * without the npm and tsx wrapper processes, so its pid is the process whose memory and CPU we
- * report; at `nice`, as `npm start` runs a worker (core/process/priority.ts). Resolves once the
+ * report; at `nice`, as `npm start` runs a worker (apps/stack/process/priority.ts). Resolves once the
  * app says it is ready (core/process/ready.ts).
  */
 export function startService(

@@ -1,8 +1,10 @@
 /**
- * Where measured operations spent their time: the bench's clock against the times Temporal stamps
- * on a workflow's history events (one machine, one clock), each part summed up at its p50.
+ * Workflow histories as the bench reads them: their shape, and where measured operations spent
+ * their time (the bench's clock against the times Temporal stamps on a workflow's history events:
+ * one machine, one clock), each part summed up at its p50.
  */
 import type { WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { quantile } from './measure';
 import { fmt } from './report';
@@ -13,8 +15,8 @@ const { EventType } = temporal.api.enums.v1;
 export const wallClock = (): number => performance.timeOrigin + performance.now();
 
 /**
- * When an execution started and, unless `startOnly` (a delivery whose first task waits out its
- * start delay), when its first workflow task started, on the wall clock.
+ * When an execution started and, unless `startOnly`, when its first workflow task started, on the
+ * wall clock.
  */
 export async function executionStart(
   handle: WorkflowHandle,
@@ -53,4 +55,48 @@ export function timelineOf<Part extends string>(
     `bench: ${what} at p50, ms: ${parts.map((part) => `${part} ${fmt(medians[part])}`).join(', ')}`,
   );
   return medians;
+}
+
+/** What a workflow's history is made of. */
+export interface HistoryShape {
+  events: number;
+  workflowTasks: number;
+  activities: number;
+  /** local activities (each a marker) */
+  localActivities: number;
+  /** patch() calls (each a marker) */
+  patches: number;
+  signals: number;
+  /** events by type, e.g. { ActivityTaskScheduled: 1 } */
+  byType: Record<string, number>;
+}
+
+/** The shape of an execution's history, once it has ended. */
+export async function historyShape(handle: WorkflowHandle): Promise<HistoryShape> {
+  // The run's row says it ended before the execution's last workflow task has closed it.
+  await handle.result();
+  const history = await handle.fetchHistory();
+  const { events = [] } = JSON.parse(historyToJSON(history)) as {
+    events?: { eventType: string; markerRecordedEventAttributes?: { markerName?: string } }[];
+  };
+  const byType: Record<string, number> = {};
+  const markers = (name: string) =>
+    events.filter((e) => e.markerRecordedEventAttributes?.markerName === name).length;
+  for (const e of events) {
+    // EVENT_TYPE_WORKFLOW_TASK_STARTED → WorkflowTaskStarted
+    const type = e.eventType
+      .replace(/^EVENT_TYPE_/, '')
+      .toLowerCase()
+      .replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+    byType[type] = (byType[type] ?? 0) + 1;
+  }
+  return {
+    events: events.length,
+    workflowTasks: byType.WorkflowTaskStarted ?? 0,
+    activities: byType.ActivityTaskScheduled ?? 0,
+    localActivities: markers('core_local_activity'),
+    patches: markers('core_patch'),
+    signals: byType.WorkflowExecutionSignaled ?? 0,
+    byType,
+  };
 }

@@ -5,66 +5,22 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { agentWorkflowId } from '../workflows/agent.contract';
 import { webhookDeliveryWorkflowId } from '../workflows/webhook-delivery.contract';
 import { createTestUser } from '../testkit/users';
 import type { BareStack } from './bare';
+import { checkKey } from './bare-key';
 import { isTerminal, type SentTurn, type ServiceClient } from './client';
 import type { Bench, ServiceProcesses } from './context';
-import { measure, measurePair } from './measure';
-import { fmt, latencyRow, type Row } from './report';
-import { executionStart, timelineOf, wallClock } from './timeline';
+import { measure, measurePair, repeat } from './measure';
+import { latencyRow, spreadOf, withSpread, type Row } from './report';
+import { executionStart, historyShape, timelineOf, wallClock, type HistoryShape } from './timeline';
 import type { bareNotifyWorkflow, bareStepsWorkflow } from './workflows';
 
 const POLL_MS = 20;
 const MAX_PLAIN_EVENTS = 15;
 const MAX_PLAIN_WORKFLOW_TASKS = 3;
 const MAX_E2E_RATIO = 1.3;
-
-/** What a workflow's history is made of. */
-export interface HistoryShape {
-  events: number;
-  workflowTasks: number;
-  activities: number;
-  /** local activities (each a marker) */
-  localActivities: number;
-  /** patch() calls (each a marker) */
-  patches: number;
-  signals: number;
-  /** events by type, e.g. { ActivityTaskScheduled: 1 } */
-  byType: Record<string, number>;
-}
-
-async function historyShape(bench: Bench, workflowId: string, runId?: string | null): Promise<HistoryShape> {
-  const handle = bench.temporal.client.workflow.getHandle(workflowId, runId ?? undefined);
-  // The run's row says it ended before the execution's last workflow task has closed it.
-  await handle.result();
-  const history = await handle.fetchHistory();
-  const { events = [] } = JSON.parse(historyToJSON(history)) as {
-    events?: { eventType: string; markerRecordedEventAttributes?: { markerName?: string } }[];
-  };
-  const byType: Record<string, number> = {};
-  const markers = (name: string) =>
-    events.filter((e) => e.markerRecordedEventAttributes?.markerName === name).length;
-  for (const e of events) {
-    // EVENT_TYPE_WORKFLOW_TASK_STARTED → WorkflowTaskStarted
-    const type = e.eventType
-      .replace(/^EVENT_TYPE_/, '')
-      .toLowerCase()
-      .replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
-    byType[type] = (byType[type] ?? 0) + 1;
-  }
-  return {
-    events: events.length,
-    workflowTasks: byType.WorkflowTaskStarted ?? 0,
-    activities: byType.ActivityTaskScheduled ?? 0,
-    localActivities: markers('core_local_activity'),
-    patches: markers('core_patch'),
-    signals: byType.WorkflowExecutionSignaled ?? 0,
-    byType,
-  };
-}
 
 /** A run's terminal event as it reached the receiver. */
 interface Arrival {
@@ -121,16 +77,25 @@ async function webhookReceiver(): Promise<Receiver> {
   };
 }
 
-/** One turn of each kind, run to its end; rows of their histories against bare workflows of as many activities. */
-export async function historyRows(bench: Bench, service: ServiceProcesses, bare: BareStack): Promise<Row[]> {
-  console.log('bench: history of a plain, a tool and a plan-mode turn…');
+/**
+ * Each kind of turn (plain, tool, plan mode) run to its end `rounds` times; rows of their histories
+ * against a bare workflow of as many activities as the turn ran steps.
+ */
+export async function historyRows(
+  bench: Bench,
+  service: ServiceProcesses,
+  bare: BareStack,
+  rounds: number,
+): Promise<Row[]> {
+  console.log(`bench: history of a plain, a tool and a plan-mode turn, ${rounds} of each…`);
   const client = service.client(bench.user);
+  const { workflow } = bench.temporal.client;
   const crop = { text: 'crop this to the left half', image_urls: [bench.image.url] };
   const ended = async (turn: SentTurn) => {
     const { snapshot } = await client.pollUntil(turn, isTerminal, POLL_MS);
     if (snapshot.status !== 'COMPLETE')
       throw new Error(`turn ${turn.runId} ended ${snapshot.status}: ${snapshot.error}`);
-    return historyShape(bench, agentWorkflowId(turn.chatId), turn.triggerRunId);
+    return historyShape(workflow.getHandle(agentWorkflowId(turn.chatId), turn.triggerRunId ?? undefined));
   };
   const planned = async () => {
     const turn = await client.send({ ...crop, planMode: true });
@@ -149,13 +114,13 @@ export async function historyRows(bench: Bench, service: ServiceProcesses, bare:
     let shape = bareShapes.get(activities);
     if (!shape) {
       const workflowId = `bare-history-${randomUUID()}`;
-      shape = bench.temporal.client.workflow
+      shape = workflow
         .execute<typeof bareStepsWorkflow>('bareStepsWorkflow', {
           taskQueue: bare.taskQueue,
           workflowId,
           args: [activities],
         })
-        .then(() => historyShape(bench, workflowId));
+        .then(() => historyShape(workflow.getHandle(workflowId)));
       bareShapes.set(activities, shape);
     }
     return shape;
@@ -168,23 +133,28 @@ export async function historyRows(bench: Bench, service: ServiceProcesses, bare:
   ] as const;
   const rows: Row[] = [];
   for (const [name, run] of kinds) {
-    const turn = await run();
+    const turns = await repeat(rounds, run);
     // The floor runs each of the turn's steps (model steps and tool calls, whether the turn runs
     // them as activities or local activities) as an activity.
-    const floor = await bareShape(turn.activities + turn.localActivities);
+    const floors = await Promise.all(turns.map((t) => bareShape(t.activities + t.localActivities)));
+    const events = spreadOf(turns.map((t) => t.events));
+    const tasks = spreadOf(turns.map((t) => t.workflowTasks));
+    const ratio = spreadOf(turns.map((t, i) => t.events / (floors[i] as HistoryShape).events));
+    const last = turns.at(-1) as HistoryShape;
+    const floor = floors.at(-1) as HistoryShape;
     const plain = name === 'history plain';
     rows.push({
       key: 'history',
       name,
-      measure: 'events (workflow tasks)',
-      service: `${turn.events} (${turn.workflowTasks}); ${turn.activities} act., ${turn.localActivities} local, ${turn.patches} patch, ${turn.signals} signals`,
+      measure: `events, workflow tasks ×${rounds}`,
+      service: `${withSpread(events, 0, ' events')}, ${withSpread(tasks, 0, ' tasks')}; ${last.activities} act., ${last.localActivities} local, ${last.patches} patch, ${last.signals} signals`,
       baseline: `${floor.events} (${floor.workflowTasks}); ${floor.activities} act.`,
-      ratio: `${fmt(turn.events / floor.events, 2)}x`,
+      ratio: withSpread(ratio),
       target: plain ? `≤${MAX_PLAIN_EVENTS} events, ≤${MAX_PLAIN_WORKFLOW_TASKS} tasks` : '-',
       meets: plain
-        ? turn.events <= MAX_PLAIN_EVENTS && turn.workflowTasks <= MAX_PLAIN_WORKFLOW_TASKS
+        ? events.median <= MAX_PLAIN_EVENTS && tasks.median <= MAX_PLAIN_WORKFLOW_TASKS
         : undefined,
-      data: { service: turn, baseline: floor },
+      data: { service: turns, baseline: floors, events, workflowTasks: tasks },
     });
   }
   return rows;
@@ -199,8 +169,9 @@ export async function endToEndRow(
   service: ServiceProcesses,
   bare: BareStack,
   turns: number,
+  rounds: number,
 ): Promise<Row> {
-  console.log(`bench: end-to-end turn, ${turns} sequential…`);
+  console.log(`bench: end-to-end turn, ${turns} sequential, ${rounds} rounds…`);
   const receiver = await webhookReceiver();
   try {
     // A user of its own: its endpoint must not make the other rows' turns pay for deliveries.
@@ -218,9 +189,11 @@ export async function endToEndRow(
       envelopes.push(arrival.envelopeId);
       if (sampling) samples.push({ sentAt, sent, arrival });
     };
+    // The key checked, as the send checks it, then the workflow started.
     const bareTurn = async () => {
       const id = randomUUID();
       const arrived = receiver.completion(id);
+      await checkKey(bench.stack.db.pool, user.apiKey);
       await bench.temporal.client.workflow.start<typeof bareNotifyWorkflow>('bareNotifyWorkflow', {
         taskQueue: bare.taskQueue,
         workflowId: `bare-turn-${id}`,
@@ -231,24 +204,17 @@ export async function endToEndRow(
     await measure(turn, 10, 1);
     await measure(bareTurn, 10, 1);
     sampling = true;
-    const figures = await measurePair(turn, bareTurn, turns, 1);
+    const measured = await repeat(rounds, () => measurePair(turn, bareTurn, turns, 1));
     sampling = false;
     const timeline = await turnTimeline(bench, samples);
-    // Each delivery's workflow takes over WEBHOOK_TAKEOVER_DELAY_MS after its start and finds it
-    // delivered: that work is the service's, and must not land in a later row's window.
+    // Every delivery's workflow to its end: that work is the service's, and must not land in a
+    // later row's window.
     await Promise.all(
       envelopes.map((id) =>
         bench.temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(id, 1)).result(),
       ),
     );
-    return latencyRow(
-      'e2e',
-      'end-to-end turn',
-      figures.service,
-      figures.baseline,
-      { p50: MAX_E2E_RATIO },
-      { timeline },
-    );
+    return latencyRow('e2e', 'end-to-end turn', measured, { p50: MAX_E2E_RATIO }, { timeline });
   } finally {
     receiver.server.closeAllConnections();
     receiver.server.close();
@@ -269,8 +235,8 @@ interface TurnSample {
  * - `dispatch`: to its workflow task's start, Temporal handing the task to a worker;
  * - `run`: to the delivery's execution's started event: the worker's activation of the run, its
  *   step (the model, the run's end and its event recorded) and the delivery's start;
- * - `delivery`: to the receiver's answer: the start's answer and the first attempt, which the
- *   step posts itself (the delivery's workflow takes over only later, or on a failure).
+ * - `delivery`: to the receiver's answer: the delivery's execution handing its POST to a worker,
+ *   and the POST.
  */
 async function turnTimeline(bench: Bench, samples: TurnSample[]): Promise<Record<string, number>> {
   const { workflow } = bench.temporal.client;

@@ -16,8 +16,8 @@ export interface BareActivities {
   crop(url: string, rect: CropRect): Promise<number>;
 }
 
-const { noop, post } = proxyActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
-const { crop } = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
+const { noop, post, crop } = proxyActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
+const local = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
 
 /** `steps` no-op activities in sequence: one is the floor of a plain turn, which is one step. */
 export async function bareStepsWorkflow(steps: number): Promise<void> {
@@ -31,9 +31,14 @@ export async function bareNotifyWorkflow(url: string, body: string): Promise<voi
 }
 
 /**
- * The crop of the crop row as a local activity, as the service runs it: what a blocking tool route
- * cannot be cheaper than on Temporal, without the service's checks, records, storage and charge.
+ * The crop of the crop row, as an activity or a local activity (as the service's tool call runs
+ * it): what a blocking tool route cannot be cheaper than on Temporal, without the service's checks,
+ * records, storage and charge.
  */
-export async function bareCropWorkflow(url: string, rect: CropRect): Promise<number> {
-  return crop(url, rect);
+export async function bareCropWorkflow(
+  url: string,
+  rect: CropRect,
+  asLocalActivity: boolean,
+): Promise<number> {
+  return asLocalActivity ? local.crop(url, rect) : crop(url, rect);
 }

@@ -3,6 +3,7 @@ import type { Config } from '../core/config/config';
 import type { Database } from '../core/db/client';
 import type { Logger } from '../core/logging/logger';
 import type { GuardedHttp } from '../core/net/guarded-http';
+import type { Transport } from '../core/schemas/common';
 import type { ObjectStorage } from '../core/storage/storage';
 import type { TemporalClientHandle } from '../core/temporal/connection';
 
@@ -31,5 +32,5 @@ export interface Caller {
   /** Set when the caller came with the signed-in session (management routes, the console). */
   sessionId?: string;
   /** The transport, for the records operators read (the run's summary in Temporal, logs). */
-  via: 'rest' | 'mcp' | 'console';
+  via: Transport;
 }

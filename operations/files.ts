@@ -1,26 +1,20 @@
 import { NotFoundError } from '../core/errors/app-error';
-import { ObjectNotFoundError, assertValidKey } from '../core/storage/keys';
-import { signedFileOf, verifyKeySignature } from '../core/storage/signing';
+import { ObjectNotFoundError, isValidKey } from '../core/storage/keys';
+import { fileUrlOf, verifyKeySignature } from '../core/storage/signing';
 import type { ByteRange, ObjectInfo, StoredObject } from '../core/storage/storage';
+import { selectAttachmentFilename } from '../core/uploads/store';
 import type { OperationDeps } from './deps';
 
 /** A missing object, a bad key and a bad signature all answer alike, so none can be probed. */
 const notFound = () => new NotFoundError('NOT_FOUND', 'No such file.');
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A stored file a signed URL names: which version is stored, and its bytes on demand. */
 export interface OpenedFile {
   info: ObjectInfo;
   /** The name it was uploaded under, for an attachment. */
   filename?: string;
+  /** Seconds until the URL that named it expires: how long anyone may keep a copy. */
+  secondsLeft: number;
   /** Its bytes, or only `range` of them; the stream is to be consumed or destroyed. */
   read(range?: ByteRange): Promise<StoredObject>;
 }
@@ -40,13 +34,11 @@ export function createFilesOperations(deps: OperationDeps) {
   ): Promise<OpenedFile> => {
     if (!isValidKey(key) || !verifyKeySignature(deps.config, key, sig, expires)) throw notFound();
     const info = await deps.storage.stat(key).catch(toNotFound);
-    const attachment = await deps.db.prisma.attachment.findUnique({
-      where: { storageKey: key },
-      select: { filename: true },
-    });
+    const filename = await selectAttachmentFilename(deps.db, key);
     return {
       info,
-      ...(attachment ? { filename: attachment.filename } : {}),
+      ...(filename === undefined ? {} : { filename }),
+      secondsLeft: Math.max(0, Number(expires) - Math.floor(Date.now() / 1000)),
       read: (range) => deps.storage.get(key, range ? { range } : {}).catch(toNotFound),
     };
   };
@@ -66,7 +58,7 @@ export function createFilesOperations(deps: OperationDeps) {
       url: string,
       maxBytes: number,
     ): Promise<{ data: string; mimeType: string } | undefined> {
-      const file = signedFileOf(deps.config, url);
+      const file = fileUrlOf(deps.config, url);
       if (!file) return undefined;
       try {
         const opened = await openFile(file.key, file.sig, file.exp);

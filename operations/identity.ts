@@ -9,6 +9,7 @@ import {
 import { AppError, ConflictError, NotFoundError, UnauthorizedError } from '../core/errors/app-error';
 import {
   checkApiKey,
+  checkSession,
   deleteSession,
   deleteSessionsOfUser,
   insertApiKey,
@@ -23,26 +24,29 @@ import {
 } from '../core/identity/store';
 import { revokeGrantsOfUser } from '../core/oauth/store';
 import { SIGN_IN_LOCKOUT_MIN_MS } from '../core/config/config';
+import { addressBucket } from '../core/net/address-bucket';
+import { addressNetwork } from '../core/net/client-address';
 import { page } from '../core/schemas/common';
 import { toApiKeyDto, toUserDto } from '../core/schemas/identity';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
-import { consumeOrThrow, limitReached, postgresLimiter, rateLimited, type KeyLimit } from './limits';
+import {
+  consumeOrThrow,
+  countedCall,
+  limitReached,
+  postgresLimiter,
+  rateLimited,
+  type UserLimit,
+} from './limits';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { NotificationHub } from '../core/db/notification-hub';
-import {
-  createKeyMemory,
-  leaseSize,
-  takePoints,
-  tightest,
-  type RateLimitState,
-  type KeyCheckTicket,
-  type Lease,
-} from './key-memory';
+import { createKeyMemory, leaseSize, tightest, type RateLimitState, type KeyCheckTicket } from './key-memory';
 
 const SIGN_IN_WINDOW_SECONDS = SIGN_IN_LOCKOUT_MIN_MS / 1000;
 const DAY_SECONDS = 24 * 3600;
-const SIGN_UP_WINDOW_SECONDS = 3600;
+const HOUR_SECONDS = 3600;
+/** How long a successful sign-in makes its address known to the account (see signInByAccount). */
+const KNOWN_ADDRESS_SECONDS = 30 * DAY_SECONDS;
 const WRONG_CREDENTIALS = 'The email or password is wrong.';
 const TOO_MANY_ATTEMPTS = 'Too many sign-in attempts; retry later.';
 const TOO_MANY_SIGN_UPS = 'Too many sign-ups; retry later.';
@@ -52,10 +56,17 @@ const HASHER_BUSY_RETRY_SECONDS = 1;
 type UserDto = ReturnType<typeof toUserDto>;
 type ApiKeyDto = ReturnType<typeof toApiKeyDto>;
 
+/** What a session is looked up by: its token's hash; 401 without a token. */
+function sessionTokenHash(token: string | undefined): string {
+  if (!token) throw new UnauthorizedError('Sign in first.');
+  return hashToken(token);
+}
+
 /** Accounts, sessions and API keys. */
 export function createIdentityOperations(deps: OperationDeps, hub: NotificationHub) {
   const { config, db } = deps;
   const memory = createKeyMemory(hub);
+  // Every per-address limit counts a client as addressBucket does: an IPv4 address, an IPv6 /64.
   // Keyed by address, one client trying many accounts is throttled. Keyed by (account, address),
   // one client guessing at one account is locked out, with a backoff, while the owner signing in
   // from elsewhere is not: a lockout cannot be used to lock a victim out of their own account.
@@ -75,14 +86,26 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     Number.MAX_SAFE_INTEGER,
     Math.max(DAY_SECONDS, maxLockoutSeconds),
   );
-  // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address
-  // and over all addresses.
-  const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, SIGN_UP_WINDOW_SECONDS);
-  const signUpOverall = limiter(
-    'sign-up-all',
-    config.SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR,
-    SIGN_UP_WINDOW_SECONDS,
+  // The slow ceiling, whatever the addresses: failed sign-ins to one account from addresses it was
+  // never signed in from. Past it such an address is refused before its password is checked, so
+  // a guess there learns nothing; the addresses the owner signed in from lately (knownSignIns) are
+  // neither counted nor refused, so the owner is not locked out by it at home or at work.
+  const signInByAccount = limiter(
+    'sign-in-account',
+    config.SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR,
+    HOUR_SECONDS,
   );
+  const knownSignIns = limiter('sign-in-known', 1, KNOWN_ADDRESS_SECONDS);
+  // Enumerating accounts by sign-up's 409 EMAIL_TAKEN is held to about sign-in's pace, per address,
+  // per IPv6 network and over all addresses; each in turn, so what one address or network floods
+  // is stopped by its own limit before it counts against the next.
+  const signUpByIp = limiter('sign-up-ip', config.SIGN_UP_RATE_LIMIT_PER_HOUR, HOUR_SECONDS);
+  const signUpByNetwork = limiter(
+    'sign-up-network',
+    config.SIGN_UP_RATE_LIMIT_PER_NETWORK_PER_HOUR,
+    HOUR_SECONDS,
+  );
+  const signUpOverall = limiter('sign-up-all', config.SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR, HOUR_SECONDS);
   const passwords = createPasswordHasher({
     concurrency: config.PASSWORD_HASH_CONCURRENCY,
     queue: config.PASSWORD_HASH_QUEUE,
@@ -91,7 +114,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
   /** authenticateApiKey's check in PostgreSQL, under its ticket (see key-memory.ts). */
   async function checkAndCount(
     keyHash: string,
-    limits: readonly KeyLimit[],
+    limits: readonly UserLimit[],
     via: Caller['via'],
     ticket: KeyCheckTicket,
     now: number,
@@ -99,31 +122,13 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
     // Points this gateway leased count the call where they can; the rest is counted in the check.
     const local = memory.spend(keyHash, limits, now, { all: false })?.counters ?? new Map();
     const counted = limits.filter((l) => !local.has(l.name));
-    const wanted = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, ticket.leasing) }));
-    const row = await checkApiKey(db, { keyHash, counters: wanted, now });
+    const asked = counted.map((l) => ({ name: l.name, points: leaseSize(l.perMinute, ticket.leasing) }));
+    const row = await checkApiKey(db, { keyHash, counters: asked, now });
     if (!row) throw new UnauthorizedError('The API key is invalid or revoked.');
-    const states: RateLimitState[] = [...local.values()];
-    const leases = new Map<string, Lease>();
-    let refusal: { limit: KeyLimit; state: RateLimitState } | undefined;
-    counted.forEach((limit, i) => {
-      const counter = row.counters.find((c) => c.name === limit.name);
-      if (!counter) return;
-      const taken = takePoints(
-        limit,
-        { points: counter.points, expire: Number(counter.expire) },
-        (wanted[i] as { points: number }).points,
-        now,
-      );
-      states.push(taken.state);
-      if (taken.lease) leases.set(limit.name, taken.lease);
-      if (taken.refused) refusal ??= { limit, state: taken.state };
-    });
+    const { states, leases, refusal } = countedCall(counted, asked, row.counters, now);
     memory.remember(ticket, keyHash, { userId: row.userId, apiKeyId: row.id }, leases, now);
-    if (refusal) {
-      const { limit, state } = refusal;
-      throw rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds);
-    }
-    const rateLimit = tightest(states);
+    if (refusal) throw refusal;
+    const rateLimit = tightest([...local.values(), ...states]);
     return { caller: { userId: row.userId, apiKeyId: row.id, via }, ...(rateLimit ? { rateLimit } : {}) };
   }
 
@@ -163,8 +168,17 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
   return {
     async signUp(input: { email: string; password: string }, clientAddress: string): Promise<UserDto> {
       if (!config.ALLOW_SIGN_UP) throw new AppError('FORBIDDEN', 'Sign-up is disabled.');
-      await consumeOrThrow(signUpByIp, clientAddress, TOO_MANY_SIGN_UPS);
-      await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
+      await consumeOrThrow(signUpByIp, addressBucket(clientAddress), TOO_MANY_SIGN_UPS);
+      const network = addressNetwork(clientAddress);
+      if (network) await consumeOrThrow(signUpByNetwork, network, TOO_MANY_SIGN_UPS);
+      try {
+        await consumeOrThrow(signUpOverall, 'all', TOO_MANY_SIGN_UPS);
+      } catch (err) {
+        // Every sign-up is refused now, whoever asks: the operator should know.
+        if (err instanceof AppError && err.code === 'RATE_LIMITED')
+          deps.logger.warn('SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR reached: sign-ups are refused for now');
+        throw err;
+      }
       const user = await insertUser(db, {
         email: input.email,
         passwordHash: await hashing(() => passwords.hash(input.password)),
@@ -179,11 +193,15 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       input: { email: string; password: string },
       clientAddress: string,
     ): Promise<{ user: UserDto; token: string; maxAgeSeconds: number }> {
+      const address = addressBucket(clientAddress);
       // Hashed: a key fits the table's varchar(255) whatever the email, and no email is stored there.
-      const pairKey = hashToken(`${input.email}\n${clientAddress}`);
+      const pairKey = hashToken(`${input.email}\n${address}`);
+      const accountKey = hashToken(input.email);
       // The pair first: its lockout, not the address's window, is what the backoff lengthens.
       await consumeAccountAttempt(pairKey);
-      await consumeOrThrow(signInByIp, clientAddress, TOO_MANY_ATTEMPTS);
+      await consumeOrThrow(signInByIp, address, TOO_MANY_ATTEMPTS);
+      const known = (await knownSignIns.get(pairKey)) !== null;
+      if (!known) await consumeOrThrow(signInByAccount, accountKey, TOO_MANY_ATTEMPTS);
       const user = await selectUserByEmail(db, input.email);
       const passwordMatches = await hashing(() => passwords.verify(user?.passwordHash, input.password));
       if (!user || !passwordMatches) throw new UnauthorizedError(WRONG_CREDENTIALS);
@@ -192,7 +210,9 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       await Promise.all([
         signInByAccountIp.delete(pairKey),
         lockouts.delete(pairKey),
-        signInByIp.reward(clientAddress),
+        signInByIp.reward(address),
+        ...(known ? [] : [signInByAccount.reward(accountKey)]),
+        knownSignIns.set(pairKey, 1, KNOWN_ADDRESS_SECONDS),
       ]);
       const token = newSessionToken();
       const maxAgeSeconds = Math.floor(config.SESSION_TTL / 1000);
@@ -262,7 +282,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
      */
     async authenticateApiKey(
       key: string | undefined,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       via: Caller['via'],
     ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
       if (!key || !API_KEY_PATTERN.test(key)) throw new UnauthorizedError('A valid API key is required.');
@@ -284,7 +304,7 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
      */
     leasedCaller(
       key: string | undefined,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       via: Caller['via'],
     ): { caller: Caller; rateLimit?: RateLimitState } | undefined {
       if (!key) return undefined;
@@ -305,12 +325,43 @@ export function createIdentityOperations(deps: OperationDeps, hub: NotificationH
       return known ? { ...known, via } : undefined;
     },
 
-    /** The caller of a session cookie's token. */
+    /**
+     * Who a session token belongs to, or null for none, an expired or a revoked one: the
+     * console's first question, which a signed-out visitor answers too (with nobody).
+     */
+    async sessionUser(token: string | undefined): Promise<UserDto | null> {
+      const session = token ? await selectSession(db, sessionTokenHash(token)) : undefined;
+      return session ? toUserDto(await selectUser(db, session.userId)) : null;
+    },
+
+    /** The caller of a session cookie's token (the management routes: nothing is counted). */
     async authenticateSession(token: string | undefined, via: Caller['via']): Promise<Caller> {
-      if (!token) throw new UnauthorizedError('Sign in first.');
-      const session = await selectSession(db, hashToken(token));
+      const session = await selectSession(db, sessionTokenHash(token));
       if (!session) throw new UnauthorizedError('The session is invalid or expired.');
       return { userId: session.userId, sessionId: session.id, via };
+    },
+
+    /**
+     * The caller of a session cookie's token, for the console's calls of the public routes: counted
+     * against `limits`, the user's counters that their API keys and OAuth grants count against
+     * too (429 past any). One statement, as an API key's check is.
+     */
+    async authenticateSessionCall(
+      token: string | undefined,
+      limits: readonly UserLimit[],
+      via: Caller['via'],
+    ): Promise<{ caller: Caller; rateLimit?: RateLimitState }> {
+      const now = Date.now();
+      const asked = limits.map((l) => ({ name: l.name, points: 1 }));
+      const session = await checkSession(db, { tokenHash: sessionTokenHash(token), counters: asked, now });
+      if (!session) throw new UnauthorizedError('The session is invalid or expired.');
+      const { states, refusal } = countedCall(limits, asked, session.counters, now);
+      if (refusal) throw refusal;
+      const rateLimit = tightest(states);
+      return {
+        caller: { userId: session.userId, sessionId: session.id, via },
+        ...(rateLimit ? { rateLimit } : {}),
+      };
     },
   };
 }

@@ -4,9 +4,10 @@ import type { OperationDeps } from './deps';
 import { createFilesOperations } from './files';
 import { createHealthOperations } from './health';
 import { createIdentityOperations } from './identity';
-import { keyLimits } from './limits';
+import { userLimits } from './limits';
 import { createOAuthOperations } from './oauth';
 import { createRunsOperations } from './runs';
+import { createStreams } from './streams';
 import { createToolsOperations } from './tools';
 import { createUploadsOperations } from './uploads';
 import { createWebhooksOperations } from './webhooks';
@@ -20,25 +21,26 @@ export type { Caller, OperationDeps } from './deps';
  */
 export function createOperations(deps: OperationDeps) {
   // The one LISTEN connection of the process: run streams, remembered polls, API keys, tool calls,
-  // console sessions.
+  // console sessions, OAuth grants.
   const hub = createNotificationHub({
     url: deps.config.DATABASE_URL,
     logger: deps.logger,
-    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions'],
+    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions', 'oauth_grants'],
   });
-  const runs = createRunsOperations(deps, hub);
+  const streams = createStreams(deps, hub);
+  const runs = createRunsOperations(deps, hub, streams);
   return {
     identity: createIdentityOperations(deps, hub),
     oauth: createOAuthOperations(deps),
-    chats: createChatsOperations(deps, runs),
+    chats: createChatsOperations(deps, runs, streams),
     runs,
     tools: createToolsOperations(deps, hub),
     uploads: createUploadsOperations(deps),
     webhooks: createWebhooksOperations(deps),
     files: createFilesOperations(deps),
     health: createHealthOperations(deps),
-    /** The per-key counters public calls consume, whatever the transport. */
-    limits: keyLimits(deps.config),
+    /** The per-user counters public calls consume, whatever the credential and the transport. */
+    limits: userLimits(deps.config),
     /** Lets sends' workflow starts end, then closes the listening connection. */
     async close(): Promise<void> {
       await runs.close();

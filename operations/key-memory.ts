@@ -1,5 +1,5 @@
 import { ANY_ID, type NotificationHub } from '../core/db/notification-hub';
-import type { KeyLimit } from './limits';
+import type { UserLimit } from './limits';
 
 /**
  * How long the caller of a checked API key is remembered for the answers a gateway gives from
@@ -7,7 +7,7 @@ import type { KeyLimit } from './limits';
  * api_key_notify); this bounds the rest.
  */
 const KEY_MEMORY_MS = 30_000;
-/** Past this many remembered keys, the oldest is forgotten. */
+/** Past this many remembered keys (or users with leases), the oldest is forgotten. */
 const KEY_MEMORY_MAX = 10_000;
 /**
  * A key check takes a counter's points this many at a time per hundred of its limit: 12 of
@@ -38,9 +38,10 @@ interface KnownKey {
   userId: string;
   apiKeyId: string;
   until: number;
-  /** by counter, the leases in the order they were taken (their points rise from one to the next) */
-  leases: Map<string, Lease[]>;
 }
+
+/** By counter, the leases in the order they were taken (their points rise from one to the next). */
+type Leases = Map<string, Lease[]>;
 
 /** A key check under way: whether its answer may be kept, and whether it may take a lease. */
 export interface KeyCheckTicket {
@@ -57,13 +58,22 @@ export interface RateLimitState {
 
 const resetSeconds = (expire: number, now: number) => Math.max(1, Math.ceil((expire - now) / 1000));
 
+/** Keeps `map` under KEY_MEMORY_MAX entries, the oldest forgotten first; `key` set last. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= KEY_MEMORY_MAX) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
+
 /**
- * API keys this gateway checked lately, by key hash, and the counter points it took for them ahead
- * of use. Any key's revocation (rare: a person does it) or a change of the listening connection
- * forgets them all; a check that began before such a change does not remember what it read.
+ * API keys this gateway checked lately, by key hash, and the counter points it took ahead of use
+ * for their users (the counters are the user's, so every key of a user spends the same leases).
+ * Any key's revocation (rare: a person does it) or a change of the listening connection forgets
+ * them all; a check that began before such a change does not remember what it read.
  */
 export function createKeyMemory(hub: NotificationHub) {
   const keys = new Map<string, KnownKey>();
+  const leasesOf = new Map<string, Leases>();
   // Keys whose check is taking a lease now: a check beside it takes its one point only, so calls
   // that find no point left at the same moment take one lease between them, not one each.
   const leasing = new Set<string>();
@@ -72,6 +82,7 @@ export function createKeyMemory(hub: NotificationHub) {
   const forget = () => {
     generation++;
     keys.clear();
+    leasesOf.clear();
   };
 
   /** The key while it is remembered and this gateway hears of revocations; else undefined. */
@@ -102,9 +113,9 @@ export function createKeyMemory(hub: NotificationHub) {
     },
 
     /**
-     * Keeps a key the database just vouched for, with what it leased of each counter: after the
-     * leases this gateway holds already, which stay its own (a check that took no lease, as a
-     * send's of its send counter, must not cost the polls theirs).
+     * Keeps a key the database just vouched for, with what it leased of each of its user's
+     * counters: after the leases this gateway holds already, which stay its own (a check that took
+     * no lease, as a send's of its send counter, must not cost the polls theirs).
      */
     remember(
       ticket: KeyCheckTicket,
@@ -114,12 +125,11 @@ export function createKeyMemory(hub: NotificationHub) {
       now: number,
     ): void {
       if (ticket.generation !== generation) return;
-      const kept = keys.get(keyHash)?.leases ?? new Map<string, Lease[]>();
+      const kept: Leases = leasesOf.get(key.userId) ?? new Map();
       for (const [name, lease] of leases)
         kept.set(name, [...(kept.get(name) ?? []).filter((l) => l.expire > now && l.next <= l.last), lease]);
-      keys.delete(keyHash);
-      if (keys.size >= KEY_MEMORY_MAX) keys.delete(keys.keys().next().value as string);
-      keys.set(keyHash, { ...key, until: now + KEY_MEMORY_MS, leases: kept });
+      setBounded(leasesOf, key.userId, kept);
+      setBounded(keys, keyHash, { ...key, until: now + KEY_MEMORY_MS });
     },
 
     caller(keyHash: string, now: number): { userId: string; apiKeyId: string } | undefined {
@@ -133,14 +143,15 @@ export function createKeyMemory(hub: NotificationHub) {
      */
     spend(
       keyHash: string,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       now: number,
       { all }: { all: boolean },
     ): { key: { userId: string; apiKeyId: string }; counters: Map<string, RateLimitState> } | undefined {
       const key = known(keyHash, now);
       if (!key) return undefined;
-      const live = (limit: KeyLimit) =>
-        key.leases.get(limit.name)?.find((l) => l.expire > now && l.next <= l.last);
+      const leases = leasesOf.get(key.userId);
+      const live = (limit: UserLimit) =>
+        leases?.get(limit.name)?.find((l) => l.expire > now && l.next <= l.last);
       if (all && !limits.every(live)) return undefined;
       const counters = new Map<string, RateLimitState>();
       for (const limit of limits) {
@@ -153,7 +164,7 @@ export function createKeyMemory(hub: NotificationHub) {
           resetSeconds: resetSeconds(lease.expire, now),
         });
       }
-      return { key, counters };
+      return { key: { userId: key.userId, apiKeyId: key.apiKeyId }, counters };
     },
   };
 }
@@ -165,7 +176,7 @@ export type KeyMemory = ReturnType<typeof createKeyMemory>;
  * first of them (refused past the limit), the rest a lease for later calls.
  */
 export function takePoints(
-  limit: KeyLimit,
+  limit: UserLimit,
   counter: { points: number; expire: number },
   granted: number,
   now: number,

@@ -2,36 +2,40 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../core/config/config';
 import type { Database } from '../core/db/client';
 import { AppError } from '../core/errors/app-error';
+import { countUserCalls, type CounterAsk, type CounterRow } from '../core/identity/store';
+import { takePoints, tightest, type Lease, type RateLimitState } from './key-memory';
 
 /**
- * A per-key, per-minute counter a public call consumes (see authenticateApiKey); the same
- * counters whichever transport the key comes through, REST or MCP.
+ * A per-user, per-minute counter a public call consumes, counted when its caller is
+ * authenticated: the same counter whichever credential the user comes with (any of their API
+ * keys, the console's session, an OAuth grant) and whichever transport (REST, the console's
+ * mirror, MCP), so no key, grant or route multiplies a user's limit.
  */
-export interface KeyLimit {
-  /** Names the counter: `<name>:<api key id>` in "RateLimit". */
+export interface UserLimit {
+  /** Names the counter: `<name>:<user id>` in "RateLimit". */
   name: string;
   perMinute: number;
   message: string;
 }
 
-export interface KeyLimits {
-  /** Every public call: `API_RATE_LIMIT_PER_MINUTE` per API key. */
-  api: KeyLimit;
-  /** Sends (turns queued for the agent): `SEND_RATE_LIMIT_PER_MINUTE` per API key. */
-  send: KeyLimit;
+export interface UserLimits {
+  /** Every public call: `API_RATE_LIMIT_PER_MINUTE` per user. */
+  api: UserLimit;
+  /** Sends (turns queued for the agent): `SEND_RATE_LIMIT_PER_MINUTE` per user. */
+  send: UserLimit;
 }
 
-export function keyLimits(config: Config): KeyLimits {
+export function userLimits(config: Config): UserLimits {
   return {
     api: {
       name: 'api',
       perMinute: config.API_RATE_LIMIT_PER_MINUTE,
-      message: 'Too many requests with this API key; retry later.',
+      message: 'Too many requests for this account; retry later.',
     },
     send: {
       name: 'send',
       perMinute: config.SEND_RATE_LIMIT_PER_MINUTE,
-      message: 'Too many sends with this API key; retry later.',
+      message: 'Too many sends for this account; retry later.',
     },
   };
 }
@@ -119,4 +123,55 @@ export function activeLimit(setting: string, max: number, what: string): AppErro
     [{ path: setting, message: `at most ${max} ${what} in progress per user` }],
     { 'retry-after': String(ACTIVE_LIMIT_RETRY_AFTER_SECONDS) },
   );
+}
+
+/**
+ * A call counted in PostgreSQL against each of `limits` (asked for `asked` points each): the state
+ * of each counter, and the leases taken beyond the call's own point. Past any limit, `refusal` is
+ * the first refusing counter's 429 RATE_LIMITED, for the caller to throw once it has kept what the
+ * check taught it. Every credential's count of its user's calls ends here.
+ */
+export function countedCall(
+  limits: readonly UserLimit[],
+  asked: readonly CounterAsk[],
+  rows: readonly CounterRow[],
+  now: number,
+): { states: RateLimitState[]; leases: Map<string, Lease>; refusal?: AppError } {
+  const states: RateLimitState[] = [];
+  const leases = new Map<string, Lease>();
+  let refusal: { limit: UserLimit; state: RateLimitState } | undefined;
+  for (const limit of limits) {
+    const counter = rows.find((c) => c.name === limit.name);
+    const granted = asked.find((a) => a.name === limit.name)?.points;
+    if (!counter || granted === undefined) continue;
+    const taken = takePoints(limit, { points: counter.points, expire: Number(counter.expire) }, granted, now);
+    states.push(taken.state);
+    if (taken.lease) leases.set(limit.name, taken.lease);
+    if (taken.refused) refusal ??= { limit, state: taken.state };
+  }
+  if (!refusal) return { states, leases };
+  const { limit, state } = refusal;
+  return { states, leases, refusal: rateLimited(limit.message, limit.perMinute, 0, state.resetSeconds) };
+}
+
+/**
+ * Counts a call of a credential checked on its own (an OAuth access token) against its user's
+ * counters, one point each; 429 past any. The tightest counter's state, for the RateLimit headers.
+ */
+export async function countCalls(
+  db: Database,
+  userId: string,
+  limits: readonly UserLimit[],
+): Promise<RateLimitState | undefined> {
+  if (limits.length === 0) return undefined;
+  const now = Date.now();
+  const asked = limits.map((l) => ({ name: l.name, points: 1 }));
+  const { states, refusal } = countedCall(
+    limits,
+    asked,
+    await countUserCalls(db, { userId, counters: asked, now }),
+    now,
+  );
+  if (refusal) throw refusal;
+  return tightest(states);
 }

@@ -33,7 +33,7 @@ import {
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
 import type { RateLimitState } from './key-memory';
-import { consumeOrThrow, limitReached, postgresLimiter, type KeyLimit } from './limits';
+import { consumeOrThrow, countCalls, limitReached, postgresLimiter, type UserLimit } from './limits';
 
 const CODE_TTL_SECONDS = 300;
 /** How long a consent page may be answered after it was shown. */
@@ -170,19 +170,6 @@ export function createOAuthOperations(deps: OperationDeps) {
     points: config.OAUTH_REGISTRATIONS_PER_HOUR,
     durationSeconds: REGISTRATION_WINDOW_SECONDS,
   });
-  const limiters = new Map<string, ReturnType<typeof postgresLimiter>>();
-  const limiterOf = (limit: KeyLimit) => {
-    let limiter = limiters.get(limit.name);
-    if (!limiter) {
-      limiter = postgresLimiter(db, {
-        keyPrefix: `oauth-${limit.name}`,
-        points: limit.perMinute,
-        durationSeconds: 60,
-      });
-      limiters.set(limit.name, limiter);
-    }
-    return limiter;
-  };
 
   const tokens = (access: string, refresh: string, scopes: readonly string[]): IssuedTokens => ({
     access_token: access,
@@ -429,20 +416,22 @@ export function createOAuthOperations(deps: OperationDeps) {
     },
 
     /**
-     * The caller of an access token, after counting the call against each of `limits` (keyed by
-     * the grant, as API-key calls are keyed by the key): 401 for a bad token, 429 past a limit.
+     * The caller of an access token, after counting the call against each of its user's `limits`
+     * (the counters their API keys and console count against too): 401 for a bad token, 429 past a
+     * limit.
      */
     async authenticateAccessToken(
       token: string | undefined,
-      limits: readonly KeyLimit[],
+      limits: readonly UserLimit[],
       via: Caller['via'],
     ): Promise<{ caller: Caller; rateLimit?: RateLimitState; expiresAt: Date }> {
       const grant = token?.startsWith(OAUTH_ACCESS_PREFIX)
         ? await checkAccessToken(db.pool, hashToken(token))
         : undefined;
       if (!grant) throw new UnauthorizedError('The access token is invalid, expired or revoked.');
-      for (const limit of limits) await consumeOrThrow(limiterOf(limit), grant.id, limit.message);
+      const rateLimit = await countCalls(db, grant.userId, limits);
       return {
+        ...(rateLimit ? { rateLimit } : {}),
         caller: {
           userId: grant.userId,
           oauthGrantId: grant.id,

@@ -7,17 +7,20 @@ import { isFailureType } from '../core/errors/failures';
 import { toolResultSchema, type ToolResult } from '../core/schemas/events';
 import type { Config } from '../core/config/config';
 import type { NotificationHub } from '../core/db/notification-hub';
-import { offerToolCall, readToolCall, selectToolAllowance, toolOfferPayload } from '../core/tools/calls';
+import { abandonToolCall, readToolCall, selectToolAllowance } from '../core/tools/calls';
 import { parseToolInput, TOOLS, type ToolName } from '../core/tools/registry';
 import type { RunToolInput } from '../core/tools/types';
-import { startToolCall, starterOf, wakeToolCall } from '../workflows/client';
-import { runsAsLocalActivity } from '../workflows/tool-call.contract';
+import { startToolCall, starterOf } from './temporal';
+import { toolCallWorkflowId } from '../workflows/tool-call.contract';
 import type { Caller, OperationDeps } from './deps';
 import { idempotent, keyedId, type KeyUse } from './idempotency';
 import { activeLimit } from './limits';
 
-/** What every tool call can be refused for: the user's balance, and the user's calls running. */
-const ADMISSION_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS', 'ACTIVE_LIMIT'];
+/**
+ * What every tool call can be refused for: the user's balance, the user's calls running, and the
+ * user's storage, which its output would take past MAX_STORED_BYTES_PER_USER.
+ */
+const ADMISSION_ERRORS: ErrorCode[] = ['INSUFFICIENT_CREDITS', 'ACTIVE_LIMIT', 'LIMIT_REACHED'];
 
 /** The errors each tool can answer besides the common ones: the document lists them. */
 export const TOOL_ERRORS: Record<ToolName, ErrorCode[]> = {
@@ -81,9 +84,30 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
   };
 
   /**
+   * A call whose route answers without its outcome (its window passed, or the wait broke) is
+   * settled first: its row is ended FAILED, so nothing its attempts do afterwards is charged or
+   * announced (a call that succeeded meanwhile answers its success instead), and then its workflow
+   * is cancelled, so its provider job stops. The answer is then `failure`.
+   */
+  const abandon = async (call: RunToolInput, failure: unknown): Promise<ToolResult> => {
+    const timedOut = failure instanceof AppError && failure.code === 'TIMEOUT';
+    const settled = await abandonToolCall(deps.db.pool, {
+      ...call,
+      error: timedOut ? failure.message : 'The tool call was interrupted.',
+      errorCode: timedOut ? 'TIMEOUT' : null,
+    });
+    if (settled?.status === 'SUCCEEDED' && settled.result) return toolResultSchema.parse(settled.result);
+    await deps.temporal.client.workflow
+      .getHandle(toolCallWorkflowId(call.toolCallId))
+      .cancel()
+      .catch((err: unknown) => deps.logger.warn({ err }, 'tool call cancel failed'));
+    throw failure;
+  };
+
+  /**
    * Runs one tool call as its own workflow and waits for it within TOOL_ROUTE_TIMEOUT. Past the
-   * window the workflow is cancelled (its provider job with it) and the answer is 504 TIMEOUT;
-   * a permanent failure answers the error its type names; spent retries answer 502.
+   * window the call is abandoned (see `abandon`) and the answer is 504 TIMEOUT; a permanent failure
+   * answers the error its type names; spent retries answer 502.
    */
   const callTool = async (
     caller: Caller,
@@ -100,6 +124,7 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
     // and is not charged again.
     const toolCallId = keyed ? keyedId('callTool', caller.userId, keyed) : randomUUID();
     addLogContext({ toolCallId });
+    const call: RunToolInput = { toolCallId, toolName: name, input, userId: caller.userId, via: caller.via };
     // Listening before the start, so the success cannot be recorded before anyone listens.
     const success = succeeded(toolCallId);
     const longPoll = new AbortController();
@@ -107,51 +132,29 @@ export function createToolsOperations(deps: OperationDeps, hub: NotificationHub)
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), deps.config.TOOL_ROUTE_TIMEOUT);
     });
+    let outcome: ToolResult | 'timeout';
     try {
-      const starter = starterOf(deps);
-      const call: RunToolInput = {
-        toolCallId,
-        toolName: name,
-        input,
-        userId: caller.userId,
-        via: caller.via,
-      };
-      // A quick tool is offered to its queue's workers once its workflow has started (with a head
-      // start, workflows/client.ts), so the call runs before that workflow's first task would run
-      // it; the workflow's attempt then finds its result (activities/tools.ts createToolFirstAttempts).
-      const offered = { ...call, offered: true as const };
-      const offer = runsAsLocalActivity(name)
-        ? toolOfferPayload({ taskQueue: starter.taskQueue, call: offered })
-        : undefined;
-      const handle = await startToolCall(starter, offer ? offered : call);
-      if (offer) {
-        // An offer that could not be sent wakes the workflow, which then runs the call at once.
-        offerToolCall(deps.db.pool, offer)
-          .catch(async (err: unknown) => {
-            deps.logger.warn({ err }, 'tool call offer failed');
-            await wakeToolCall(starter, offered);
-          })
-          .catch((err: unknown) => deps.logger.warn({ err }, 'tool call workflow not woken'));
-      }
-      const outcome = await Promise.race([
+      const handle = await startToolCall(starterOf(deps), call);
+      outcome = await Promise.race([
         deps.temporal.connection.withAbortSignal(longPoll.signal, () => handle.result()),
         success.result,
         timedOut,
       ]);
-      if (outcome === 'timeout') {
-        await handle.cancel().catch((err: Error) => deps.logger.warn({ err }, 'tool call cancel failed'));
-        throw new AppError('TIMEOUT', 'The tool did not finish in time.');
-      }
-      // Both answers are the row's result; parsed, its fields come in the documented order.
-      return toolResultSchema.parse(outcome);
     } catch (err) {
-      throw toAppError(err, deps.config);
+      // The workflow's own failure: its row is settled already, by the attempt or the workflow.
+      if (err instanceof WorkflowFailedError) throw toAppError(err, deps.config);
+      // The start or the wait broke (Temporal unreachable): the call may be running all the same.
+      return abandon(call, err);
     } finally {
       clearTimeout(timer);
       success.stop();
       // The row answered first: the history's long poll is not waited for.
       longPoll.abort();
     }
+    if (outcome === 'timeout')
+      return abandon(call, new AppError('TIMEOUT', 'The tool did not finish in time.'));
+    // Both answers are the row's result; parsed, its fields come in the documented order.
+    return toolResultSchema.parse(outcome);
   };
   return {
     /** Calls a tool, once per Idempotency-Key: a replay is never run, nor charged, again. */
@@ -183,8 +186,7 @@ async function refuseUnaffordable(deps: OperationDeps, userId: string, name: Too
     throw activeLimit('MAX_ACTIVE_TOOL_CALLS_PER_USER', max, 'tool calls');
 }
 
-function toAppError(err: unknown, config: Config): unknown {
-  if (!(err instanceof WorkflowFailedError)) return err;
+function toAppError(err: WorkflowFailedError, config: Config): AppError {
   let cause: unknown = err;
   while (cause instanceof Error) {
     // The failure the workflow ended with: a permanent one, or the last attempt's of a retried one.

@@ -21,7 +21,7 @@ import {
   startNewSeries,
 } from '../core/webhooks/store';
 import { webhookUrlProblems } from '../core/webhooks/url-policy';
-import { startDelivery, starterOf } from '../workflows/client';
+import { startDelivery, starterOf } from './temporal';
 import type { Page } from './chats';
 import type { Caller, OperationDeps } from './deps';
 import { consumeOrThrow, limitReached, postgresLimiter } from './limits';

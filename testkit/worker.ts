@@ -9,13 +9,13 @@ import { createStorage } from '../core/storage';
 import { createModelProvider } from '../core/model';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createWorkerTemporalClient } from '../core/temporal/connection';
-import type { FirstAttempts } from '../workflows/client';
+import { startDeliveries, workerStarter, type Starter } from '../operations/temporal';
 import { testStack } from './stack';
 
 export interface TestWorker {
   worker: Worker;
-  /** The first attempts the worker's steps post (the delivery tests post through them too). */
-  firstAttempts: FirstAttempts;
+  /** What its activities start deliveries with: its own client, eagerly. */
+  starter: Starter;
   /** The worker's own connection (through `temporalAddress` when given). */
   connection: NativeConnection;
   deps: ActivityDeps;
@@ -37,18 +37,22 @@ export async function startWorker(
   const config = options.config ?? stack.config();
   const address = options.temporalAddress ?? stack.temporalAddress;
   const connection = await NativeConnection.connect({ address });
-  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker-test' });
+  const starter = workerStarter(
+    createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE),
+    config,
+    logger,
+  );
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels', 'tool_offers'],
+    channels: ['run_cancels'],
   });
   const handoff = new AbortController();
   const deps: ActivityDeps = {
     config,
     db: stack.db,
-    temporal,
+    startDeliveries: (deliveries) => startDeliveries(starter, deliveries),
     logger,
     notifications,
     storage: createStorage(config),
@@ -57,17 +61,17 @@ export async function startWorker(
     stopping: handoff.signal,
     ...options.deps,
   };
-  const { worker, firstAttempts, run } = await createWorker(deps, {
+  const worker = await createWorker(deps, {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     tracing: options.tracing,
     shutdownGraceMs: options.shutdownGraceMs,
   });
-  const running = run();
+  const running = worker.run();
   return {
     worker,
-    firstAttempts,
+    starter,
     connection,
     deps,
     async stop() {

@@ -23,10 +23,9 @@ export const MODEL_STEP = {
 } as const satisfies ActivityOptions;
 
 /**
- * A model step of a v6 execution, as a local activity: it runs inside the workflow task that asked
- * for it, so a plain turn costs Temporal one workflow task and no activity task, the one trip that
- * was left between a turn and its floor (bench, cpu row). What that gives up: while the step runs
- * its workflow task stays open, and the worker keeps it alive every 8 s (80 % of the 10 s task
+ * A model step, as a local activity: it runs inside the workflow task that asked for it, so a plain
+ * turn costs Temporal one workflow task and no activity task. What that gives up: while the step
+ * runs its workflow task stays open, and the worker keeps it alive every 8 s (80 % of the 10 s task
  * timeout), so a Temporal cancel, a signal or a query reaches the workflow at the step's end or at
  * the next of those beats. A cancel reaches the step sooner another way: the statement recording it
  * notifies the worker, which stops the model call at once (activities/agent.ts). A worker that dies
@@ -60,46 +59,20 @@ export const TOOL_CALL = {
 } as const satisfies ActivityOptions;
 
 /**
- * A tool call that runs on the worker's own CPU in moments (crop_image, with sharp: ~30 ms for a
- * 3-megapixel JPEG, a few seconds for the largest input), as a local activity: no trip through the
- * task queue and no history events beyond one marker, which took ~25 ms off a blocking crop (bench).
- * A local activity cannot heartbeat and holds its workflow task while it runs, so a cancel or query
- * reaches the workflow only when it ends; that is why only work this short runs this way. A worker
- * that dies mid-call is noticed when its workflow task times out (10 s). TOOL_CALL's retries.
+ * A tool call that runs on the worker's own CPU in moments (crop_image, with sharp: a few seconds
+ * for the largest input), as a local activity: no trip through the task queue and no history
+ * events beyond one marker. A local activity cannot heartbeat and holds its workflow task while it
+ * runs, so a cancel or query reaches the workflow only when it ends; that is why only work this
+ * short runs this way. A worker that dies or freezes mid-call is noticed when its workflow task
+ * times out (10 s), and another worker runs the call again from its start (the call's row takes one
+ * success, so it is charged once). The minute bounds one attempt: the image's fetch (FETCH_TIMEOUT,
+ * 30 s) and the crop, with nothing waited for before them, so a slow or stopped attempt spends one
+ * of TOOL_CALL's retries at most.
  */
 export const LOCAL_TOOL_CALL = {
   startToCloseTimeout: '1 minute',
   retry: TOOL_CALL.retry,
 } as const satisfies LocalActivityOptions;
-
-/**
- * A direct call of such a tool runs first on a worker that heard the gateway's offer, outside any
- * workflow (activities/tools.ts createToolFirstAttempts), and its workflow's local activity waits
- * while it runs. The three bounds keep that wait inside the local activity's minute, so a slow first
- * attempt spends none of the call's retries (its head start, below, only delays the local activity,
- * so the wait is shorter still): an offer is taken within OFFER_FRESH_MS of being sent
- * (5 s: a worker's pool may wait that long for a connection), runs within its budget (40 s, far past
- * a crop's few seconds), and the local activity waits no longer than both with a margin (50 s), then
- * runs the call itself, whatever holds it (a frozen worker's connection PostgreSQL has not yet
- * noticed is gone), leaving it 10 s of its minute.
- */
-export const OFFER_FRESH_MS = 5_000;
-/**
- * How long an offered call's execution waits before its first task (a start delay), unless woken:
- * past a crop's usual tens of ms, so the task's activation does not take the worker's CPU from the
- * first attempt (3 to 5 ms off a crop on 2 cores; README, crop). A call that no first attempt
- * settles wakes its execution (workflows/client.ts wakeToolCall); the wait is paid whole only when
- * no one can: no worker heard the offer, the worker that took it died, or the wake itself failed.
- */
-export const FIRST_ATTEMPT_HEAD_START_MS = 1_000;
-/**
- * A worker that declines an offer (its slots full, or stopping) wakes the call's workflow only if,
- * this long after, no other worker holds the call or has opened its row: every worker hears every
- * offer, and the one that took it holds it within a few ms.
- */
-export const DECLINED_WAKE_AFTER_MS = 100;
-export const TOOL_FIRST_ATTEMPT_BUDGET_MS = 40_000;
-export const FIRST_ATTEMPT_WAIT_MS = OFFER_FRESH_MS + TOOL_FIRST_ATTEMPT_BUDGET_MS + 5_000;
 
 /**
  * A run's bookkeeping (ending it, expiring its plan): one statement each, idempotent, so they run
@@ -112,29 +85,21 @@ export const RUN_BOOKKEEPING = {
 } as const satisfies LocalActivityOptions;
 
 /**
- * One webhook POST. The spec's schedule: 4 attempts in all, waiting 1 s, 5 s, then 15 s
- * (1 × 5 = 5, 5 × 5 capped at 15); each attempt has a 10 s HTTP deadline. The 60 s around it is
- * for our own database: an attempt waits out a PostgreSQL restart (seconds) instead of spending
- * one of the receiver's attempts on it (found by the chaos suite, issue 18). The attempt
+ * One webhook POST as an activity task, with the spec's 10 s HTTP deadline inside it. The 60 s
+ * around it is for our own database: an attempt waits out a PostgreSQL restart (seconds) instead of
+ * spending one of the receiver's attempts on it (found by the chaos suite, issue 18). The attempt
  * heartbeats every second, so a worker killed mid-attempt is retried after 5 s, not 60.
  */
-export const WEBHOOK_POST = {
+const WEBHOOK_POST = {
   startToCloseTimeout: '60 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 5,
-    maximumInterval: '15 seconds',
-    maximumAttempts: 4,
-  },
 } as const satisfies ActivityOptions;
 
 /**
- * A v6 delivery's first attempt, as a local activity in the delivery's first workflow task, which
- * the worker that recorded the event gets with the start's answer (an eager start): a delivered
- * event costs Temporal one workflow task and no activity task, and reaches its receiver a trip
- * sooner (bench, e2e row). One attempt only, with WEBHOOK_POST's time (the spec's 10 s per attempt
- * inside it): a failed one is followed by WEBHOOK_RETRY's activity, so a receiver that is down never
+ * A delivery's first attempt, as a local activity in the delivery's first workflow task, which the
+ * worker that recorded the event gets with the start's answer (an eager start): a delivered event
+ * costs Temporal one workflow task and no activity task. One attempt only, with WEBHOOK_POST's
+ * time: a failed one is followed by WEBHOOK_RETRY's activity, so a receiver that is down never
  * holds a workflow task open while its series waits out the schedule.
  */
 export const WEBHOOK_FIRST_POST = {
@@ -142,36 +107,20 @@ export const WEBHOOK_FIRST_POST = {
   retry: { maximumAttempts: 1 },
 } as const satisfies LocalActivityOptions;
 
-/**
- * A first attempt posted by the worker step that recorded its event (workflows/client.ts
- * FirstAttempts), outside any workflow: the 10 s POST and the attempt's two statements, which may
- * wait out a brief PostgreSQL outage within this. Aborted at its end, its outcome unknown.
- */
-export const STARTER_FIRST_POST_BUDGET_MS = 15_000;
+/** The spec's first wait, after a failed first attempt: 1 s (a timer). */
+export const WEBHOOK_SECOND_ATTEMPT_AFTER = '1 second';
 
 /**
- * When the delivery workflow of such an attempt takes over if the attempt did not report a
- * failure: past the attempt's budget, with room for a busy event loop, so the two never post at
- * once. It then finds the delivery settled, or (its starter died, or lost Temporal) posts the first
- * attempt itself: the latest a worker's crash delays an event by.
- */
-export const WEBHOOK_TAKEOVER_DELAY_MS = 20_000;
-
-/** How long a v6 delivery waits after its failed first attempt: the spec's first 1 s. */
-export const WEBHOOK_SECOND_ATTEMPT_AFTER = WEBHOOK_POST.retry.initialInterval;
-
-/**
- * Attempts 2 to 4 of a v6 delivery, one activity, started WEBHOOK_SECOND_ATTEMPT_AFTER the first:
- * the rest of WEBHOOK_POST's schedule, 5 s then 15 s apart (5 × 3 = 15), with its timeouts and
- * heartbeats.
+ * Attempts 2 to 4, one activity with the rest of the spec's schedule (4 attempts in all, waiting
+ * 1 s, 5 s, then 15 s): 5 s, then 15 s apart (5 × 3 = 15).
  */
 export const WEBHOOK_RETRY = {
   ...WEBHOOK_POST,
   retry: {
     initialInterval: '5 seconds',
     backoffCoefficient: 3,
-    maximumInterval: WEBHOOK_POST.retry.maximumInterval,
-    maximumAttempts: WEBHOOK_POST.retry.maximumAttempts - 1,
+    maximumInterval: '15 seconds',
+    maximumAttempts: 3,
   },
 } as const satisfies ActivityOptions;
 

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ModelMessage, ModelReply } from '../core/model/types';
+import type { RunIdentity } from '../core/runs/store';
 import type { ContentBlock } from '../core/schemas/runs';
 
 /** The workflow type operators see in the Web UI, one execution per run, keyed by its chat. */
@@ -10,24 +11,10 @@ export function agentWorkflowId(chatId: string): string {
   return chatId;
 }
 
-/**
- * Marks executions started by the turn-v2 code (one step activity per model call, the run's
- * bookkeeping in the database's statements, every ending non-cancellable). Executions without it
- * run the frozen v1 code (legacy/agent-v1.ts).
- */
-export const TURN_V2_PATCH = 'turn-v2';
-
 /** At most this many model steps in one run (DECISIONS). */
 export const MAX_MODEL_STEPS = 8;
 
-export interface AgentRunInput {
-  runId: string;
-  chatId: string;
-  userId: string;
-  messageId: string;
-  assistantMessageId: string;
-  traceId: string;
-  planMode: boolean;
+export interface AgentRunInput extends RunIdentity {
   planApprovalTimeoutMs: number;
 }
 
@@ -35,11 +22,10 @@ export interface AgentRunInput {
  * A COMPLETE run's result. A FAILED run's workflow fails (an ApplicationFailure whose type is the
  * error code), a run cancelled through Temporal ends Canceled, and a plan rejected or expired
  * fails with type PLAN_REJECTED or PLAN_EXPIRED; SKIPPED is an execution that found its run
- * already in other hands and did nothing. (v1 executions returned FAILED and CANCELLED too.)
+ * already in other hands and did nothing.
  */
 export interface AgentRunOutput {
-  status: 'COMPLETE' | 'FAILED' | 'CANCELLED' | 'SKIPPED';
-  error?: string;
+  status: 'COMPLETE' | 'SKIPPED';
 }
 
 export interface PlanDecision {

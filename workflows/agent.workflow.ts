@@ -5,7 +5,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -28,7 +27,6 @@ import {
 import {
   MAX_MODEL_STEPS,
   PLAN_WAIT_ACTIVITY,
-  TURN_V2_PATCH,
   appendText,
   modelStepActivity,
   planDecisionSignal,
@@ -39,32 +37,19 @@ import {
   type PlanDecision,
 } from './agent.contract';
 import { userSafeFailure } from './failures';
-import { agentRunWorkflowV1 } from './legacy/agent-v1';
 import { runStatusSearchAttribute } from './search-attributes';
 import { runsAsLocalActivity } from './tool-call.contract';
-import { v4OrLater, v6, WORKFLOWS_V3 } from './versions';
 
-const steps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
-const localSteps = proxyLocalActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP_LOCAL);
+// A model step runs as a local activity; one a stopping worker hands off, as an activity task.
+const steps = proxyLocalActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP_LOCAL);
+const handedOffSteps = proxyActivities<Pick<AgentActivities, 'agentStep'>>(MODEL_STEP);
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
 const localTools = proxyLocalActivities<Pick<ToolsActivities, 'runTool'>>(LOCAL_TOOL_CALL);
 const bookkeeping = proxyLocalActivities<Pick<AgentActivities, 'finishRun' | 'expirePlan'>>(RUN_BOOKKEEPING);
 
 /** One agent turn: model steps, tool calls, optional plan approval; its events go with its rows. */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunOutput> {
-  // Runs started before turn-v2 replay, and go on, on the code they started with (versions.ts).
-  const local = v6();
-  const v4 = local || v4OrLater();
-  if (!v4 && !patched(WORKFLOWS_V3) && !patched(TURN_V2_PATCH)) return agentRunWorkflowV1(input);
-  return new Turn(input, { localTools: v4, localSteps: local }).run();
-}
-
-/** What an execution runs as local activities: its version decides (versions.ts). */
-interface LocalWork {
-  /** v4: a tool such as crop_image; v2 and v3 executions schedule every tool. */
-  localTools: boolean;
-  /** v6: every model step; earlier executions schedule them. */
-  localSteps: boolean;
+  return new Turn(input).run();
 }
 
 type RunStatus = AgentRunState['status'];
@@ -100,10 +85,7 @@ class Turn {
   private readonly messages: ModelMessage[] = [];
   private reported: RunStatus = 'QUEUED';
 
-  constructor(
-    private readonly input: AgentRunInput,
-    private readonly local: LocalWork,
-  ) {
+  constructor(private readonly input: AgentRunInput) {
     setHandler(runStateQuery, () => this.live);
     // Kept by waitpoint, first decision wins: a decision may arrive before the step that opened
     // its waitpoint has even returned, and a duplicate changes nothing.
@@ -151,13 +133,12 @@ class Turn {
     }
     this.report(ended.status, ended.status.toLowerCase());
     const code = 'code' in ending ? ending.code : undefined;
-    if (this.local.localSteps && ended.status === 'CANCELLED' && code === undefined)
-      await this.temporalCancel();
+    if (ended.status === 'CANCELLED' && code === undefined) await this.temporalCancel();
     return this.end(ended, code);
   }
 
   /**
-   * A v6 run ended CANCELLED by its recorded cancel, which its step heard from PostgreSQL (or met at
+   * A run ended CANCELLED by its recorded cancel, which its step heard from PostgreSQL (or met at
    * its start) before Temporal's own cancel reached the workflow: the route sends that next, so the
    * execution waits for it, briefly, and ends Canceled as an API cancel should. Its run is already
    * ended; a cancel Temporal never hears (the route died between the two) costs the chat's next
@@ -192,7 +173,6 @@ class Turn {
     for (let step = 1; step <= MAX_MODEL_STEPS; step++) {
       this.live.step = step;
       this.report('RUNNING', modelStepActivity(step));
-      const runner = this.local.localSteps ? localSteps : steps;
       const options = { summary: modelStepActivity(step) };
       const stepInput = {
         runId: this.input.runId,
@@ -204,12 +184,12 @@ class Turn {
           ? {}
           : { planWaitpoint: { id: uuid4(), timeoutMs: this.input.planApprovalTimeoutMs } }),
       };
-      let result = await runner.agentStep.executeWithOptions(options, [stepInput]);
+      let result = await steps.agentStep.executeWithOptions(options, [stepInput]);
       // The worker running the local step is stopping: any other worker takes the step from the
       // task queue at once, instead of after this workflow task's timeout. (An activity task
       // never hands off, so this runs once.)
       while (result.kind === 'handoff')
-        result = await steps.agentStep.executeWithOptions(options, [stepInput]);
+        result = await handedOffSteps.agentStep.executeWithOptions(options, [stepInput]);
       if (result.kind === 'ended') return { ended: result };
       if (result.kind === 'other') return { skipped: true };
       if (result.kind === 'missing') return { missing: true };
@@ -261,7 +241,7 @@ class Turn {
     this.report('RUNNING', call.toolName);
     let result: ToolResult;
     try {
-      const runner = this.local.localTools && runsAsLocalActivity(call.toolName) ? localTools : tools;
+      const runner = runsAsLocalActivity(call.toolName) ? localTools : tools;
       result = await runner.runTool.executeWithOptions({ summary: `${call.toolName} (${toolCallId})` }, [
         {
           toolCallId,

@@ -8,7 +8,6 @@ import {
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { chatIdSearchAttribute, runIdSearchAttribute, userIdSearchAttribute } from './search-attributes';
-import { v3OrLater, v5OrLater } from './versions';
 
 /**
  * Lines a workflow logs (`log` of @temporalio/workflow) carry the ids every other line does, read
@@ -70,10 +69,10 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
 
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
-      // v5 and later trace when their start carried a trace; v3 and v4 always did, and go on doing so (they
-      // draw span ids from the workflow's random numbers, as uuid4() does); executions from before
-      // the interceptors replay, and go on, without them (see versions.ts).
-      if (v5OrLater() ? startCarriesTrace(input.headers) : v3OrLater()) traced = loadTracing();
+      // Read from the start's header, which a replay sees as the first run did: whether an execution
+      // runs the interceptors (which draw span ids from its seeded random numbers, as uuid4() does)
+      // never depends on the worker that replays it.
+      if (startCarriesTrace(input.headers)) traced = loadTracing();
       return traced ? traced.inbound.execute(input, next) : next(input);
     },
     handleSignal: (input, next) => (traced ? traced.inbound.handleSignal(input, next) : next(input)),

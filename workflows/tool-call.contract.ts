@@ -1,4 +1,3 @@
-import { defineSignal } from '@temporalio/workflow';
 import type { ToolResult } from '../core/schemas/events';
 import type { RunToolInput } from '../core/tools/types';
 
@@ -14,18 +13,9 @@ export function toolCallWorkflowId(toolCallId: string): string {
 export type ToolCallInput = RunToolInput;
 export type ToolCallOutput = ToolResult;
 
-/** Tools that run as a local activity in v4 executions (activity-options.ts LOCAL_TOOL_CALL). */
+/** Tools that run as a local activity (activity-options.ts LOCAL_TOOL_CALL); the others are activity tasks. */
 const LOCAL_TOOLS: ReadonlySet<string> = new Set(['crop_image']);
 
 export function runsAsLocalActivity(toolName: string): boolean {
   return LOCAL_TOOLS.has(toolName);
 }
-
-/** Marks executions whose runTool records tool.completed with the call's success (no emit step). */
-export const TOOL_OUTBOX_PATCH = 'tool-outbox';
-
-/**
- * An offered call's first attempt will not settle it (workflows/client.ts wakeToolCall): the
- * execution starts now rather than after its head start, and runs the call as it would have.
- */
-export const firstAttemptEndedSignal = defineSignal('firstAttemptEnded');

@@ -1,41 +1,23 @@
 import {
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
-  setHandler,
 } from '@temporalio/workflow';
 import type { ToolsActivities } from '../activities/tools';
-import type { WebhooksActivities } from '../activities/webhooks';
 import { BOOKKEEPING, LOCAL_TOOL_CALL, TOOL_CALL } from './activity-options';
 import { userSafeFailure } from './failures';
-import { v4OrLater, WORKFLOWS_V3 } from './versions';
-import {
-  firstAttemptEndedSignal,
-  TOOL_OUTBOX_PATCH,
-  runsAsLocalActivity,
-  type ToolCallInput,
-  type ToolCallOutput,
-} from './tool-call.contract';
+import { runsAsLocalActivity, type ToolCallInput, type ToolCallOutput } from './tool-call.contract';
 
 const tools = proxyActivities<Pick<ToolsActivities, 'runTool'>>(TOOL_CALL);
 const localTools = proxyLocalActivities<Pick<ToolsActivities, 'runTool'>>(LOCAL_TOOL_CALL);
 const bookkeeping = proxyActivities<Pick<ToolsActivities, 'markToolCallFailed'>>(BOOKKEEPING);
-// Only executions from before the tool-outbox patch announce tool.completed in a step of their own.
-const webhooks = proxyActivities<Pick<WebhooksActivities, 'emitWebhookEvent'>>(BOOKKEEPING);
 
 /** A blocking tool route's call: run the tool (which records tool.completed with its success). */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOutput> {
-  // The signal only starts the execution early (a signal-with-start cuts its delay short); its
-  // handler says it was expected, and the call runs the same either way.
-  setHandler(firstAttemptEndedSignal, () => undefined);
-  const v4 = v4OrLater();
-  const outboxed = v4 || patched(WORKFLOWS_V3) || patched(TOOL_OUTBOX_PATCH);
-  const runner = v4 && runsAsLocalActivity(input.toolName) ? localTools : tools;
-  let result: ToolCallOutput;
+  const runner = runsAsLocalActivity(input.toolName) ? localTools : tools;
   try {
-    result = await runner.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [
+    return await runner.runTool.executeWithOptions({ summary: `${input.toolName} (${input.toolCallId})` }, [
       input,
     ]);
   } catch (err) {
@@ -50,18 +32,4 @@ export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolCallOu
     );
     throw err;
   }
-  if (!outboxed) {
-    await webhooks.emitWebhookEvent({
-      userId: input.userId,
-      event: 'tool.completed',
-      idempotencyKey: input.toolCallId,
-      data: {
-        ...result,
-        toolCallId: input.toolCallId,
-        ...(input.chatId ? { chatId: input.chatId } : {}),
-        ...(input.runId ? { runId: input.runId } : {}),
-      },
-    });
-  }
-  return result;
 }

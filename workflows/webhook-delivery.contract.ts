@@ -1,5 +1,3 @@
-import { defineSignal } from '@temporalio/workflow';
-
 /** The workflow type operators see in the Web UI: one execution per delivery series. */
 export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 
@@ -8,30 +6,19 @@ export interface WebhookDeliveryInput {
   /** 1 for the first delivery, +1 per redelivery; attempts are numbered within a series. */
   series: number;
   /**
-   * Attempts of the series made before this activity's (a v6 series' first is a local activity of
-   * its own): its attempts are numbered after them. None when absent.
+   * Attempts of the series made before this activity's (the first is a local activity of its own):
+   * its attempts are numbered after them. None when absent.
    */
   attemptsBefore?: number;
-  /**
-   * The worker step that recorded the event posts the series' first attempt itself, right after
-   * this execution's start, outside any workflow task (FirstAttempts in workflows/client.ts). The
-   * execution then starts WEBHOOK_TAKEOVER_DELAY_MS later, once that attempt cannot still be in
-   * flight, and finds the delivery settled or makes the first attempt itself; a failed first attempt
-   * wakes it at once with firstAttemptFailedSignal, and it goes on with the second.
-   */
-  firstAttemptByStarter?: true;
 }
 
-/** The starter's first attempt failed: the series goes on with its second attempt. */
-export const firstAttemptFailedSignal = defineSignal('firstAttemptFailed');
-
 /**
- * DELIVERED: this attempt or an earlier one of the series (its starter's) delivered it. SKIPPED: it
- * gave up already, or a newer series has replaced this one.
+ * DELIVERED: this attempt or an earlier one of the series delivered it. SKIPPED: it gave up
+ * already, or a newer series has replaced this one.
  */
 export type DeliverWebhookResult = 'DELIVERED' | 'SKIPPED';
-/** A series that gave up fails with DELIVERY_FAILED_TYPE ('FAILED' was the older executions' result). */
-export type WebhookDeliveryOutput = DeliverWebhookResult | 'FAILED';
+/** A series that gave up fails with DELIVERY_FAILED_TYPE. */
+export type WebhookDeliveryOutput = DeliverWebhookResult;
 
 /** The failure type of a delivery series that gave up: `ExecutionStatus = 'Failed'` finds them. */
 export const DELIVERY_FAILED_TYPE = 'WEBHOOK_DELIVERY_FAILED';

@@ -5,7 +5,6 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
-  setHandler,
   sleep,
   TemporalFailure,
 } from '@temporalio/workflow';
@@ -13,19 +12,15 @@ import type { WebhooksActivities } from '../activities/webhooks';
 import {
   BOOKKEEPING,
   WEBHOOK_FIRST_POST,
-  WEBHOOK_POST,
   WEBHOOK_RETRY,
   WEBHOOK_SECOND_ATTEMPT_AFTER,
 } from './activity-options';
 import {
   DELIVERY_FAILED_TYPE,
-  firstAttemptFailedSignal,
   type WebhookDeliveryInput,
   type WebhookDeliveryOutput,
 } from './webhook-delivery.contract';
-import { v3OrLater, v6 } from './versions';
 
-const delivery = proxyActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_POST);
 const firstAttempt = proxyLocalActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_FIRST_POST);
 const laterAttempts = proxyActivities<Pick<WebhooksActivities, 'deliverWebhook'>>(WEBHOOK_RETRY);
 const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed'>>(BOOKKEEPING);
@@ -37,16 +32,13 @@ const bookkeeping = proxyActivities<Pick<WebhooksActivities, 'markDeliveryFailed
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
   try {
-    if (!v6()) return await delivery.deliverWebhook(input);
-    return input.firstAttemptByStarter ? await afterStartersAttempt(input) : await attempts(input);
+    return await attempts(input);
   } catch (err) {
     // An attempt's failure: an activity's comes wrapped in an ActivityFailure, a local activity's
-    // as it was thrown. A cancel between a v6 series' attempts stops it as a cancel of an attempt does.
+    // as it was thrown. A cancel between the attempts stops the series as a cancel of an attempt does.
     if (!(err instanceof TemporalFailure)) throw err;
     // Once the attempts are spent the delivery must say so, even if this workflow is being cancelled.
     await CancellationScope.nonCancellable(() => bookkeeping.markDeliveryFailed(input));
-    // Executions from before the change completed with 'FAILED', and still do when replayed.
-    if (!v3OrLater()) return 'FAILED';
     throw ApplicationFailure.create({
       type: DELIVERY_FAILED_TYPE,
       message: (err instanceof ActivityFailure ? err.cause?.message : err.message) || 'Every attempt failed.',
@@ -56,7 +48,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
 }
 
 /**
- * A v6 series: the first attempt in this workflow task, the others (the spec's 1 s, 5 s and 15 s
+ * The series: the first attempt in this workflow task, the others (the spec's 1 s, 5 s and 15 s
  * later) as one activity with its retries. A refusal no attempt can change (a deleted endpoint)
  * and a cancel end the series at once.
  */
@@ -66,23 +58,6 @@ async function attempts(input: WebhookDeliveryInput): Promise<WebhookDeliveryOut
   } catch (err) {
     if (isCancellation(err) || isPermanent(err)) throw err;
   }
-  await sleep(WEBHOOK_SECOND_ATTEMPT_AFTER);
-  return laterAttempts.deliverWebhook({ ...input, attemptsBefore: 1 });
-}
-
-/**
- * A series whose first attempt its starter posted. This execution runs when that attempt failed
- * (the signal comes in its first workflow task, so it is handled before the check below) or, with
- * no word from the starter, after its start delay: then the first attempt's row says whether it was
- * delivered, and if not this execution makes the attempt. The branch is taken on the input, which a
- * replay sees as the first run did, so it needs no patch marker.
- */
-async function afterStartersAttempt(input: WebhookDeliveryInput): Promise<WebhookDeliveryOutput> {
-  let firstFailed = false;
-  setHandler(firstAttemptFailedSignal, () => {
-    firstFailed = true;
-  });
-  if (!firstFailed) return attempts(input);
   await sleep(WEBHOOK_SECOND_ATTEMPT_AFTER);
   return laterAttempts.deliverWebhook({ ...input, attemptsBefore: 1 });
 }

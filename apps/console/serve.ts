@@ -4,6 +4,8 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../../core/config/config';
+import type { IdentityOperations } from '../../operations/identity';
+import { sessionToken } from '../gateway/middleware/auth';
 import { MAX_TEXT } from '../../core/schemas/runs';
 import { WEBHOOK_EVENTS } from '../../core/schemas/events';
 import {
@@ -145,8 +147,19 @@ function send(req: Request, res: Response, a: Pick<Asset, 'type' | 'body' | 'gzi
   res.send(a.body);
 }
 
-/** The console at `/`: its pages and their assets; the data comes from the session-guarded routes. */
-export function consoleApp(config: Pick<Config, 'ASSET_PUBLIC_BASE_URL'>): Router {
+/** Where the console asks who is signed in (see consoleApp; src/main.tsx asks it). */
+const CONSOLE_SESSION_PATH = '/console/api/session';
+
+/**
+ * The console at `/`: its pages and their assets; the data comes from the session-guarded routes.
+ * Its first question, who is signed in, has an answer of its own: `200 { user: null }` for a
+ * visitor not signed in, where `GET /api/auth/session` (public, DECISIONS) answers 401, which a
+ * browser reports as an error of every first visit.
+ */
+export function consoleApp(
+  config: Pick<Config, 'ASSET_PUBLIC_BASE_URL'>,
+  identity: Pick<IdentityOperations, 'sessionUser'>,
+): Router {
   let built: Promise<{ bundle: ConsoleBundle; html: Asset }> | undefined;
   const load = () =>
     (built ??= buildConsole().then((bundle) => ({
@@ -166,6 +179,11 @@ export function consoleApp(config: Pick<Config, 'ASSET_PUBLIC_BASE_URL'>): Route
     send(req, res, html);
   };
   for (const p of CONSOLE_PAGES) router.get(p, servePage);
+  router.get(CONSOLE_SESSION_PATH, async (req, res) => {
+    const user = await identity.sessionUser(sessionToken(req));
+    res.setHeader('cache-control', 'no-store');
+    res.status(200).json({ user });
+  });
   router.get(`${ASSET_PREFIX}:name`, async (req, res, next) => {
     const { bundle } = await load();
     const found = bundle.assets.get(req.params.name);

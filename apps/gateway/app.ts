@@ -4,9 +4,10 @@ import { createMcpRouter } from '../mcp/router';
 import { consoleApp } from '../console/serve';
 import type { GatewayDeps } from './deps';
 import { RouteTable } from './http/route-table';
-import { apiKeyGuard, sessionGuard } from './middleware/auth';
+import { apiKeyGuard, consoleGuard, sessionGuard } from './middleware/auth';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
+import { transportSecurity } from './middleware/transport-security';
 import { registerChatsRoutes } from './routes/chats';
 import { registerDocsRoutes } from './routes/docs';
 import { registerFilesRoutes } from './routes/files';
@@ -38,14 +39,17 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // The route table sets ETags itself (see RouteTable.add).
   app.set('etag', false);
   app.set('trust proxy', deps.config.TRUST_PROXY);
+  const hsts = transportSecurity(deps.config);
+  if (hsts) app.use(hsts);
 
   app.use(observeRequests(deps.logger));
 
   const ops = createOperations(deps);
   const router = express.Router();
   const routes = new RouteTable(router, {
-    apiKey: (keyLimits, options) => [apiKeyGuard(ops, [ops.limits.api, ...keyLimits], options)],
+    apiKey: (limits, options) => [apiKeyGuard(ops, [ops.limits.api, ...limits], options)],
     session: [sessionGuard(ops)],
+    console: (limits) => [consoleGuard(ops, [ops.limits.api, ...limits])],
     none: [],
   });
   registerHealthRoutes(routes, ops);
@@ -57,7 +61,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   registerToolsRoutes(routes, ops);
   registerWebhooksRoutes(routes, ops);
   registerDocsRoutes(routes, deps.config);
-  routes.mirrorForSession([sessionGuard(ops, 'console')]);
+  routes.mirrorForSession();
   routes.methodNotAllowed();
   // MCP and its OAuth endpoints are described by their own metadata, not the OpenAPI document.
   // Ahead of the REST routes: every path of its is its own, and an assistant's every call would
@@ -65,7 +69,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // under /api/, so the REST calls (polls above all) go straight to their routes.
   const mcp = createMcpRouter(ops, deps.config, deps.logger);
   app.use(outsideApi(mcp));
-  app.use(outsideApi(consoleApp(deps.config)));
+  app.use(outsideApi(consoleApp(deps.config, ops.identity)));
   app.use(router);
 
   app.use(notFoundHandler);

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from '../../core/config/config';
+import { loadConfigOrExit, operatorHost } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
 import { notifyReady, onShutdown } from '../../core/process/ready';
@@ -36,7 +36,7 @@ const reconciler = startReconciler(deps);
 // One of several gateways on one address (apps/stack/gateways.ts): each binds the port itself with
 // SO_REUSEPORT, and the kernel spreads new connections over them.
 const listening = listen(app, config, { port: config.PORT, host: config.HOST, shared: cluster.isWorker });
-const operator = startOperatorPort(ops, config, { port: config.METRICS_PORT, host: config.HOST });
+const operator = startOperatorPort(ops, config, { port: config.METRICS_PORT, host: operatorHost(config) });
 Promise.all([listening, operator]).then(
   ([, operatorServer]) => {
     logger.info(

@@ -3,7 +3,8 @@ import { parse as parseCookie } from 'cookie';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { OAUTH_SCOPES } from '../../core/auth/scopes';
-import { sessionCookieName } from '../../core/auth/tokens';
+import { assertSameOrigin } from '../../core/auth/same-origin';
+import { sessionCookie, sessionCookieName } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
 import { credentialsSchema } from '../../core/schemas/identity';
 import {
@@ -14,8 +15,6 @@ import {
   type AuthorizationQuery,
 } from '../../core/schemas/oauth';
 import type { Caller, Operations } from '../../operations';
-import { assertSameOrigin } from '../gateway/middleware/auth';
-import { sessionCookie } from '../gateway/routes/identity';
 import { consentPage, errorPage, sendPage, signInPage } from './oauth-pages';
 
 const FORM_LIMIT = '16kb';
@@ -216,7 +215,7 @@ export function createOAuthRouter(ops: Operations, options: { issuer: URL }): Ro
         return again(400, 'Enter your email address and your password (10 to 200 characters).');
       try {
         const { token, maxAgeSeconds } = await ops.identity.signIn(credentials.data, req.ip ?? 'unknown');
-        res.setHeader('set-cookie', sessionCookie(req, token, maxAgeSeconds));
+        res.setHeader('set-cookie', sessionCookie(req.secure, token, maxAgeSeconds));
         res.redirect(303, next);
       } catch (err) {
         // Wrong credentials (401), too many attempts (429), every hashing slot taken (503).

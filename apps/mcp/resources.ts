@@ -13,7 +13,7 @@ import type { Config } from '../../core/config/config';
 import { chatListQuerySchema, chatParamsSchema } from '../../core/schemas/chats';
 import { runParamsSchema } from '../../core/schemas/runs';
 import type { Caller, Operations } from '../../operations';
-import { toAppError } from '../gateway/middleware/errors';
+import { toAppError } from '../../core/errors/envelope';
 import { isSettled } from './tools';
 
 /** The spec's code for a resource that does not exist (or is not the caller's). */
@@ -64,11 +64,16 @@ export function registerResources(
 ): void {
   const { ops, caller } = ctx;
 
-  /** A resource the caller cannot see is the spec's not-found error. */
+  /**
+   * A resource the caller cannot see is the spec's not-found error; a refusal of ours (a cap
+   * reached, a credential revoked meanwhile) names its code, as a tool's error does.
+   */
   function asResourceError(err: unknown, uri: string): unknown {
     const appError = toAppError(err);
-    return appError.status === 404
-      ? new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code })
+    if (appError.status === 404)
+      return new McpError(RESOURCE_NOT_FOUND, appError.message, { uri, code: appError.code });
+    return appError.status < 500
+      ? new McpError(ErrorCode.InvalidRequest, appError.message, { uri, code: appError.code })
       : err;
   }
 

@@ -5,12 +5,11 @@ import { OAUTH_SCOPES } from '../../core/auth/scopes';
 import { OAUTH_ACCESS_PREFIX } from '../../core/auth/tokens';
 import { AppError } from '../../core/errors/app-error';
 import type { Logger } from '../../core/logging/logger';
-import type { KeyLimit } from '../../operations/limits';
-import type { Operations } from '../../operations';
+import { rateLimitHeaders, type UserLimit } from '../../operations/limits';
+import type { Caller, Operations } from '../../operations';
 import { InsufficientScopeError, requireScopes } from '../../operations/oauth';
-import { currentAuth, setAuth } from '../gateway/http/auth-context';
-import { jsonBody } from '../gateway/http/route-table';
-import { bearerCaller, bearerToken } from '../gateway/middleware/auth';
+import { bearerToken, jsonBody } from '../../core/http/request';
+import { addLogContext } from '../../core/logging/context';
 import { createOAuthRouter } from './oauth';
 import { createMcpServer } from './server';
 import { scopesNeeded } from './scopes';
@@ -20,7 +19,7 @@ export const MCP_PATH = '/mcp';
 /** RFC 9728: the metadata of the resource at /mcp is at this path with the resource's path appended. */
 const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-/** A tools/call of send_message also counts against the key's send limit, as REST sends do. */
+/** A tools/call of send_message also counts against the user's send limit, as REST sends do. */
 function isSend(body: unknown): boolean {
   const message = body as { method?: unknown; params?: { name?: unknown } } | null;
   return message?.method === 'tools/call' && message.params?.name === 'send_message';
@@ -80,10 +79,9 @@ function webRequest(req: Request, base: string): globalThis.Request {
 /**
  * Writes the transport's answer: a JSON answer in one write with its length; an event stream as
  * its events come. (The SDK's Node wrapper goes through @hono/node-server, whose writer waits a
- * timer tick for a body's end before it answers; one send at a time came out 0.97–1.13× the REST
- * send instead of 1.10–1.29×.) The JSON goes as a string, which Node sends with the headers in
- * one write, as REST's answers go; as a Buffer, headers and body went in a writev that cost the
- * gateway about 0.25 ms more a call in CPU profiles. A client that goes away cancels the stream.
+ * timer tick for a body's end before it answers.) The JSON goes as a string, which Node sends with
+ * the headers in one write, as REST's answers go; as a Buffer, headers and body would go in a
+ * writev, which costs the gateway more CPU a call. A client that goes away cancels the stream.
  */
 async function writeResponse(answer: globalThis.Response, res: Response): Promise<void> {
   res.status(answer.status);
@@ -144,20 +142,22 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
     (error ? `, error="${error}"` : '');
 
   /**
-   * The API key, as on /api/v1, or an OAuth access token, which must also carry the scopes the
-   * request's messages need. A missing or bad credential points the client at the resource
-   * metadata (401); a token short of a scope is told which (403 insufficient_scope, RFC 6750 3.1),
-   * so the client can ask the user for it.
+   * The API key, as on /api/v1 (its RateLimit headers on the answer), or an OAuth access token,
+   * which must also carry the scopes the request's messages need. A missing or bad credential
+   * points the client at the resource metadata (401); a token short of a scope is told which (403
+   * insufficient_scope, RFC 6750 3.1), so the client can ask the user for it.
    */
-  const authenticate: RequestHandler = async (req, res, next) => {
-    const limits: KeyLimit[] = isSend(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
+  const authenticate = async (req: Request, res: Response): Promise<Caller> => {
+    const limits: UserLimit[] = isSend(req.body) ? [ops.limits.api, ops.limits.send] : [ops.limits.api];
     try {
       const token = bearerToken(req);
-      const caller = token?.startsWith(OAUTH_ACCESS_PREFIX)
-        ? (await ops.oauth.authenticateAccessToken(token, limits, 'mcp')).caller
-        : await bearerCaller(ops, req, res, limits, 'mcp');
+      const { caller, rateLimit } = token?.startsWith(OAUTH_ACCESS_PREFIX)
+        ? await ops.oauth.authenticateAccessToken(token, limits, 'mcp')
+        : await ops.identity.authenticateApiKey(token, limits, 'mcp');
+      if (rateLimit) res.set(rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds));
       requireScopes(caller, scopesNeeded(req.body));
-      setAuth(req, caller);
+      addLogContext({ userId: caller.userId });
+      return caller;
     } catch (err) {
       if (err instanceof AppError && err.code === 'UNAUTHORIZED')
         res.setHeader(
@@ -168,11 +168,10 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
         res.setHeader('www-authenticate', challenge(err.scopes, 'insufficient_scope'));
       throw err;
     }
-    next();
   };
 
   const serve: RequestHandler = async (req, res) => {
-    const server = createMcpServer({ ops, caller: currentAuth(req), config, logger });
+    const server = createMcpServer({ ops, caller: await authenticate(req, res), config, logger });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !needsStream(req.body),
@@ -189,7 +188,7 @@ export function createMcpRouter(ops: Operations, config: Config, logger: Logger)
     await writeResponse(await transport.handleRequest(webRequest(req, base), { parsedBody: req.body }), res);
   };
 
-  router.post(MCP_PATH, checkOrigin, jsonBody, refuseBatch, authenticate, serve);
+  router.post(MCP_PATH, checkOrigin, jsonBody, refuseBatch, serve);
   router.all(MCP_PATH, checkOrigin, (req, _res, next) => {
     if (req.method === 'OPTIONS') return next();
     throw new AppError('METHOD_NOT_ALLOWED', 'This MCP server is stateless: POST only.', undefined, {

@@ -11,7 +11,7 @@ import type { Config } from '../../core/config/config';
 import type { Logger } from '../../core/logging/logger';
 import type { ErrorEnvelope } from '../../core/schemas/errors';
 import type { Caller, Operations } from '../../operations';
-import { errorEnvelope, toAppError } from '../gateway/middleware/errors';
+import { errorEnvelope, toAppError } from '../../core/errors/envelope';
 import { registerResources } from './resources';
 import { parseArguments, TOOL_LIST, toolNamed } from './tools';
 

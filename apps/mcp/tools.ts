@@ -23,6 +23,7 @@ import {
 } from '../../core/schemas/runs';
 import { TOOL_NAMES, TOOLS, type ToolName } from '../../core/tools/registry';
 import type { Caller, Operations } from '../../operations';
+import { turnInput } from '../../operations/runs';
 
 /** What a tool call runs with: the caller's operations, and a way to tell the client how it goes. */
 export interface ToolContext {
@@ -72,10 +73,15 @@ const define = <I extends z.ZodType, O extends z.ZodType>(tool: McpTool<I, O>): 
 /** How often a blocking media tool tells the client it is still working. */
 const TOOL_PROGRESS_MS = 2_000;
 
-/** Nothing more happens without the caller: the run ended, or a plan waits for its decision. */
+/**
+ * Nothing more happens without the caller: the run ended, or a plan waits for its decision. A run
+ * whose cancel is recorded is on its way to CANCELLED: not settled until it gets there.
+ */
 export const isSettled = (s: RunSnapshot) =>
   (TERMINAL_RUN_STATUSES as readonly string[]).includes(s.status) ||
-  (s.status === 'WAITING' && s.waitpoints.some((w) => w.status === 'PENDING'));
+  (s.cancelRequestedAt === null &&
+    s.status === 'WAITING' &&
+    s.waitpoints.some((w) => w.status === 'PENDING'));
 
 function mediaTool(name: ToolName) {
   return define({
@@ -140,20 +146,7 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     scope: 'write',
     idempotent: true,
     run: async (ctx, input) => ({
-      result: (
-        await ctx.ops.runs.sendTurn(
-          ctx.caller,
-          {
-            text: input.text,
-            chatId: input.chatId,
-            imageUrls: input.image_urls,
-            attachmentIds: input.attachmentIds,
-            planMode: input.planMode,
-            files: [],
-          },
-          ctx.idempotencyKey,
-        )
-      ).value,
+      result: (await ctx.ops.runs.sendTurn(ctx.caller, turnInput(input), ctx.idempotencyKey)).value,
     }),
   }),
 
@@ -174,8 +167,9 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     description:
       'Waits until the run has finished (COMPLETE, FAILED, CANCELLED) or waits for plan approval (WAITING), ' +
       'for at most timeoutSeconds, sending the assistant text as it grows in progress notifications. Returns ' +
-      'the run snapshot; if it is still RUNNING, call wait_for_run again. When WAITING, read the plan in ' +
-      'waitpoints and answer it with decide_plan.',
+      'the run snapshot; if it has not finished (RUNNING, or cancelRequestedAt set: a cancelled run still ' +
+      'stopping), call wait_for_run again. When WAITING with a PENDING plan, read it in waitpoints and answer ' +
+      'it with decide_plan.',
     input: waitForRunInputSchema,
     output: runSnapshotSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
@@ -238,8 +232,9 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     output: waitpointSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     scope: 'write',
-    run: async (ctx, { approved, feedback, ...ids }) => ({
-      result: await ctx.ops.runs.decidePlan(ctx.caller, ids, { approved, feedback }),
+    // The ids are the route's path; all the rest is its body, passed on whole (planHash included).
+    run: async (ctx, { chatId, runId, waitpointId, ...decision }) => ({
+      result: await ctx.ops.runs.decidePlan(ctx.caller, { chatId, runId, waitpointId }, decision),
     }),
   }),
 
@@ -247,7 +242,8 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     title: 'Cancel a run',
     description:
       'Stops an active run: it ends CANCELLED, whatever it was doing. A run already finished fails with ' +
-      'RUN_NOT_ACTIVE. Returns the run snapshot.',
+      'RUN_NOT_ACTIVE. Returns the run snapshot, with cancelRequestedAt set (a pending plan reads CANCELLED); ' +
+      'its status turns CANCELLED moments later, which wait_for_run waits for.',
     input: runIdsInputSchema,
     output: runSnapshotSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

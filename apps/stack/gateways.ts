@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import path from 'node:path';
-import { describeExit } from '../../core/process/child';
+import { describeExit } from './process/child';
 
 /**
  * Several gateways (apps/gateway/main.ts) serving one address, PORT: each binds it with

@@ -1,6 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describeProcess, liveProcess } from '../../core/process/procfs';
+import { describeProcess, liveProcess } from './process/procfs';
 
 /**
  * One `npm start` per data folder: `stack.pid` holds the supervisor's pid. A file whose process is

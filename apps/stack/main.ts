@@ -10,8 +10,9 @@ import {
   startEmbeddedPostgres,
   DURABILITY_SETTING,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { devServerArgs, resolveTemporalCli } from '../../core/embedded/temporal-cli';
+} from './embedded/postgres';
+import { devServerArgs, resolveTemporalCli } from './embedded/temporal-cli';
+import { applyNamespaceRetention, namespaceRetentionMs } from '../../core/temporal/namespace-retention';
 import {
   defaultClusterPorts,
   installTemporalSchemas,
@@ -24,12 +25,13 @@ import {
   TEMPORAL_SERVICES,
   waitForFrontend,
   type ClusterPorts,
-} from '../../core/embedded/temporal-cluster';
-import { describeExit, startChild, type Child } from '../../core/process/child';
-import { portProblem } from '../../core/process/ports';
-import { BACKGROUND_NICE, backgroundNiceSetting } from '../../core/process/priority';
+} from './embedded/temporal-cluster';
+import { describeExit, startChild, type Child } from './process/child';
+import { portProblem } from './process/ports';
+import { BACKGROUND_NICE, backgroundNiceSetting } from './process/priority';
 import { reasonOf } from '../../core/process/reason';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { embeddedDefaults } from './defaults';
 import { lockDataFolder } from './lock';
 
 /**
@@ -37,12 +39,12 @@ import { lockDataFolder } from './lock';
  * Temporal dev server are started here unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere.
  *
  * `npm run start:cluster` (--cluster): the production topology on one machine. Temporal runs as a
- * cluster on PostgreSQL (core/embedded/temporal-cluster.ts: the four services as processes of
+ * cluster on PostgreSQL (apps/stack/embedded/temporal-cluster.ts: the four services as processes of
  * their own, the schema installed or upgraded by the SQL tool, the UI server), with two gateways
  * on one address (apps/stack/gateways.ts) and two workers. A process of the cluster that dies is
  * started again, as an orchestrator would; its data stays in STACK_DATA_DIR (.data-cluster).
  *
- * Each child runs in a process group of its own (see core/process/child.ts), so a Ctrl-C reaches
+ * Each child runs in a process group of its own (see apps/stack/process/child.ts), so a Ctrl-C reaches
  * this process alone and the stop goes in order: the gateway (no new requests, those in flight
  * answered), the worker (its activities finish or are cancelled and reported, so the next start
  * resumes them at once), the Temporal server, PostgreSQL; each within a bounded grace.
@@ -63,7 +65,7 @@ const workers: Child[] = [];
 let gateway: Child | undefined;
 let releaseLock: (() => Promise<void>) | undefined;
 let grace = 10_000;
-/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, core/process/priority.ts). */
+/** The Temporal server's and the workers' nice value (STACK_BACKGROUND_NICE, apps/stack/process/priority.ts). */
 let backgroundNice = BACKGROUND_NICE;
 
 function portSetting(name: string, fallback: number): number {
@@ -129,7 +131,7 @@ async function keep(slots: Child[], index: number, start: () => Promise<Child>):
   return child;
 }
 
-/** Says so when a child's session kept its full CPU weight (core/process/priority.ts). */
+/** Says so when a child's session kept its full CPU weight (apps/stack/process/priority.ts). */
 async function reportPriority(child: Child): Promise<void> {
   if (await child.prioritized) return;
   say(
@@ -242,6 +244,14 @@ async function startTemporalCluster(adminUrl: string, ports: ClusterPorts): Prom
   return address;
 }
 
+/** The namespace of the Temporal this stack started keeps closed workflows TEMPORAL_NAMESPACE_RETENTION. */
+async function setRetention(address: string, retentionMs: number): Promise<void> {
+  if (stopping || !address) return;
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  const { changed } = await applyNamespaceRetention(address, namespace, retentionMs);
+  if (changed) say(`namespace ${namespace} keeps closed workflows ${retentionMs / 86_400_000} days`);
+}
+
 function startApp(name: string, script: string, env: NodeJS.ProcessEnv, nice = 0): Child {
   return startChild({
     name,
@@ -324,6 +334,7 @@ async function main(): Promise<void> {
   if (graceSetting === undefined) throw new Error('SHUTDOWN_GRACE must be a duration such as 10s');
   grace = graceSetting;
   backgroundNice = backgroundNiceSetting(process.env);
+  const retention = namespaceRetentionMs(process.env);
   const embeddedPostgres = !process.env.DATABASE_URL;
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
 
@@ -385,14 +396,7 @@ async function main(): Promise<void> {
   if (problems.length) throw new Error(`cannot start:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
   const env: NodeJS.ProcessEnv = {
-    HOST: gatewayHost,
-    ALLOW_SIGN_UP: 'true',
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-    ALLOW_PRIVATE_NETWORK_URLS: 'true',
-    MODEL_PROVIDER: 'local',
-    IMAGE_PROVIDER: 'local-preview',
-    STORAGE_DRIVER: 'local',
-    STORAGE_LOCAL_DIR: path.join(dataDir, 'files'),
+    ...embeddedDefaults({ host: gatewayHost, filesDir: path.join(dataDir, 'files') }),
     ...process.env,
     APP_SECRET: process.env.APP_SECRET ?? (await appSecret(dataDir)),
   };
@@ -424,6 +428,7 @@ async function main(): Promise<void> {
     const adminUrl = postgres ? postgres.url('postgres') : withDatabase(env.DATABASE_URL ?? '', 'postgres');
     say(`starting the Temporal cluster, frontend on port ${cluster.frontend} (history in PostgreSQL)`);
     env.TEMPORAL_ADDRESS = await startTemporalCluster(adminUrl, cluster);
+    await setRetention(env.TEMPORAL_ADDRESS, retention);
   } else if (embeddedTemporal) {
     const cli = await resolveTemporalCli();
     if (stopping) return;
@@ -447,6 +452,7 @@ async function main(): Promise<void> {
     env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
     await waitForTemporal(env.TEMPORAL_ADDRESS, server);
     watch(server);
+    await setRetention(env.TEMPORAL_ADDRESS, retention);
   }
 
   if (stopping) return;

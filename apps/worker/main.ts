@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfigOrExit } from '../../core/config/config';
+import { loadConfigOrExit, operatorHost } from '../../core/config/config';
 import { createDatabase } from '../../core/db/client';
 import { createNotificationHub } from '../../core/db/notification-hub';
 import { createLogger } from '../../core/logging/logger';
@@ -13,6 +13,7 @@ import { createWorkerTemporalClient } from '../../core/temporal/connection';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import { createStorage } from '../../core/storage';
 import { createModelProvider } from '../../core/model';
+import { startDeliveries, workerStarter } from '../../operations/temporal';
 import { startWorkerHttp } from './http';
 import { createWorker, stopWorker } from './worker';
 
@@ -32,18 +33,22 @@ async function main(): Promise<void> {
   });
   const db = createDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE);
+  const starter = workerStarter(
+    createWorkerTemporalClient(connection, config.TEMPORAL_NAMESPACE),
+    config,
+    logger,
+  );
   const notifications = createNotificationHub({
     url: config.DATABASE_URL,
     logger,
-    channels: ['run_cancels', 'tool_offers'],
+    channels: ['run_cancels'],
   });
   const handoff = new AbortController();
-  const { worker, run } = await createWorker(
+  const worker = await createWorker(
     {
       config,
       db,
-      temporal,
+      startDeliveries: (deliveries) => startDeliveries(starter, deliveries),
       logger,
       storage: createStorage(config),
       http: createGuardedHttp(config),
@@ -61,7 +66,7 @@ async function main(): Promise<void> {
   );
   const http = await startWorkerHttp({
     port: config.WORKER_HTTP_PORT,
-    host: config.HOST,
+    host: operatorHost(config),
     token: config.METRICS_TOKEN,
     worker,
     db,
@@ -70,7 +75,7 @@ async function main(): Promise<void> {
     logger,
   });
   // Runs until shut down, then closes what it used: a stop ends when this does.
-  const finished = run().finally(async () => {
+  const finished = worker.run().finally(async () => {
     http.closeAllConnections();
     http.close();
     await connection.close();
@@ -80,8 +85,7 @@ async function main(): Promise<void> {
   });
   // A stop ends polling, then waits for the work in flight: an activity finishes within
   // SHUTDOWN_GRACE or is cancelled and its attempt reported failed, so Temporal retries it at once
-  // instead of after its heartbeat timeout; a local model step hands its run over (stopWorker); a
-  // delivery's first attempt finishes within the grace or is left to its workflow's takeover.
+  // instead of after its heartbeat timeout; a local model step hands its run over (stopWorker).
   onShutdown(async () => {
     if (worker.getState() === 'RUNNING') {
       logger.info({ graceMs: config.SHUTDOWN_GRACE }, 'worker stopping');

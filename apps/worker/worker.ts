@@ -6,11 +6,10 @@ import {
 import { Resource } from '@opentelemetry/resources';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
-import { createActivities, createFirstAttempts, createToolFirstAttempts } from '../../activities';
+import { createActivities } from '../../activities';
 import type { ActivityDeps } from '../../activities/deps';
 import type { Tracing } from '../../core/telemetry/tracing';
 import type { WebpackConfiguration } from '@temporalio/worker/lib/worker-options';
-import type { FirstAttempts } from '../../workflows/client';
 import { observeActivity } from './interceptors';
 
 export interface WorkerOptions {
@@ -27,8 +26,8 @@ export interface WorkerOptions {
  * Modules of the workflow bundle shared by every execution of a worker (preloadModules). The SDK
  * evaluates a workflow's modules afresh for each execution, so that one's state cannot leak into
  * another's; OpenTelemetry's semantic conventions, thousands of constants that hold no state and
- * draw no random numbers, cost about 4 ms per execution that way, so they are evaluated once per
- * worker. Only modules like that may be listed: anything else could leak, or replay differently.
+ * draw no random numbers, would be evaluated again for every execution that way, so they are
+ * evaluated once per worker. Only modules like that may be listed: anything else could leak, or replay differently.
  */
 const SHARED_WORKFLOW_MODULES = ['@opentelemetry/semantic-conventions'];
 /**
@@ -80,31 +79,14 @@ export function workflowObservation(
   };
 }
 
-/**
- * The SDK's worker, the deliveries' first attempts its steps post and the first attempts of the
- * crops gateways offer it, which the SDK does not run.
- */
-export interface ServiceWorker {
-  worker: Worker;
-  firstAttempts: FirstAttempts;
-  /**
-   * Runs the worker until it is shut down and its work in flight has ended, the first attempts
-   * included: each ends within its budget or at `stopping`, so a stop neither closes the database
-   * under one nor leaves its delivery to wait for the takeover (20 s). Offers are taken only while
-   * the worker polls: a stopping worker leaves new ones to their workflows.
-   */
-  run(): Promise<void>;
-}
-
 /** Builds the worker from its dependencies; main.ts and the tests both call this. */
-export async function createWorker(deps: ActivityDeps, options: WorkerOptions): Promise<ServiceWorker> {
-  const firstAttempts = createFirstAttempts(deps);
-  const worker = await Worker.create({
+export function createWorker(deps: ActivityDeps, options: WorkerOptions): Promise<Worker> {
+  return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
-    activities: createActivities({ ...deps, firstAttempts }),
+    activities: createActivities(deps),
     ...workflowObservation(options.tracing),
     // Cancellation reaches an activity with its next heartbeat: send them often enough to stop promptly.
     maxHeartbeatThrottleInterval: '2 seconds',
@@ -128,19 +110,6 @@ export async function createWorker(deps: ActivityDeps, options: WorkerOptions): 
           shutdownForceTime: options.shutdownGraceMs + 5_000,
         }),
   });
-  const toolFirstAttempts = createToolFirstAttempts(deps);
-  return {
-    worker,
-    firstAttempts,
-    async run() {
-      toolFirstAttempts.listen(() => worker.getState() === 'RUNNING');
-      try {
-        await worker.run();
-      } finally {
-        await Promise.all([toolFirstAttempts.close(), firstAttempts.settled()]);
-      }
-    },
-  };
 }
 
 /**

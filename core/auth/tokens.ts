@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import { serialize as serializeCookie } from 'cookie';
 
 export const API_KEY_PREFIX = 'svck_live_';
 export const WEBHOOK_SECRET_PREFIX = 'svcwhsec_';
@@ -15,6 +16,17 @@ export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
 export function sessionCookieName(secure: boolean): string {
   return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
+
+/** The session cookie as every sign-in sets it (identity routes, the OAuth sign-in form). */
+export function sessionCookie(secure: boolean, token: string, maxAgeSeconds: number): string {
+  return serializeCookie(sessionCookieName(secure), token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure,
+    maxAge: maxAgeSeconds,
+  });
 }
 
 /** `svck_live_` + 32 random bytes, base64url: 43 characters, 256 bits. */

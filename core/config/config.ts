@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { FAULT_POINTS } from './fault-points';
@@ -154,10 +154,15 @@ export const configSchema = z
     METRICS_PORT: port(9464),
     /** When set, the operator endpoints require `Authorization: Bearer <METRICS_TOKEN>`. */
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+    /**
+     * The address of the operator ports (METRICS_PORT, WORKER_HTTP_PORT). Unset: HOST when
+     * METRICS_TOKEN is set, else 127.0.0.1 (see operatorHost). Beyond loopback it needs the token.
+     */
+    METRICS_HOST: optionalString,
     /** The worker's `/metrics`, `/healthz` and `/readyz` (0: any free port). */
     WORKER_HTTP_PORT: port(9465),
     /**
-     * Worker tuning (README "Worker tuning" gives the measurements behind each default). Workflow
+     * Worker tuning (docs/configuration.md, "The worker's settings", says why each default). Workflow
      * executions kept in the worker's sticky cache, so a turn's next task replays nothing.
      */
     WORKER_MAX_CACHED_WORKFLOWS: integer().pipe(z.number().min(0)).default(1000),
@@ -169,14 +174,7 @@ export const configSchema = z
     WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: integer().pipe(z.number().min(2)).default(200),
     /** Local activities (model steps, crops, first webhook attempts, run endings) run at once. */
     WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: positiveInt(100),
-    /**
-     * First attempts of direct quick-tool calls (crops) a worker runs at once as the gateways offer
-     * them, before their workflows' tasks (activities/tools.ts); past it, or at 0, the offer is
-     * declined and its workflow woken to run the call. Each holds one of the DATABASE_POOL_SIZE
-     * connections while it runs.
-     */
-    WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: integer().pipe(z.number().min(0)).default(2),
-    /** Activities (tool calls, webhook retries, older executions' model steps) run at once. */
+    /** Activities (tool calls, webhook retries, model steps a stopping worker handed off) run at once. */
     WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(100),
     /** Long polls held open on Temporal for workflow tasks and for activity tasks. */
     WORKER_WORKFLOW_TASK_POLLERS: integer().pipe(z.number().min(2)).default(10),
@@ -212,16 +210,24 @@ export const configSchema = z
     SEND_RATE_LIMIT_PER_MINUTE: positiveInt(60),
     API_RATE_LIMIT_PER_MINUTE: positiveInt(1200),
     /**
-     * Failed sign-ins per client address, and per (account, address), in 15 minutes; past it the
-     * pair is locked out for 15 minutes, doubling with each lockout up to SIGN_IN_LOCKOUT_MAX.
+     * Failed sign-ins per client address (an IPv6 /64), and per (account, address), in 15 minutes;
+     * past it the pair is locked out for 15 minutes, doubling with each lockout up to
+     * SIGN_IN_LOCKOUT_MAX.
      */
     SIGN_IN_ATTEMPTS_PER_15_MINUTES: positiveInt(10),
     /** The longest a doubled lockout lasts; shorter than the first lockout (15m) it would undo the limit. */
     SIGN_IN_LOCKOUT_MAX: duration('24h').refine((ms) => ms >= SIGN_IN_LOCKOUT_MIN_MS, {
       message: 'must be at least 15m, the first lockout',
     }),
-    /** Sign-up attempts (taken emails included) per client address in an hour. */
+    /**
+     * Failed sign-ins to one account in an hour from addresses it has not signed in from in the
+     * last 30 days, whatever those addresses; past it they are refused (docs/security.md).
+     */
+    SIGN_IN_FAILURES_PER_ACCOUNT_PER_HOUR: positiveInt(50),
+    /** Sign-up attempts (taken emails included) per client address (an IPv6 /64) in an hour. */
     SIGN_UP_RATE_LIMIT_PER_HOUR: positiveInt(10),
+    /** Sign-up attempts per IPv6 /48 in an hour: a site's many /64s share it. */
+    SIGN_UP_RATE_LIMIT_PER_NETWORK_PER_HOUR: positiveInt(30),
     /** Sign-up attempts over all clients in an hour: bounds a spread-out enumeration. */
     SIGN_UP_RATE_LIMIT_OVERALL_PER_HOUR: positiveInt(1000),
     /** Argon2 hashes run at once per gateway (19 MiB each) ... */
@@ -247,8 +253,22 @@ export const configSchema = z
      * call past it answers 429 ACTIVE_LIMIT; a run's call waits (retried) for a slot.
      */
     MAX_ACTIVE_TOOL_CALLS_PER_USER: positiveInt(4),
-    /** A new account's starting credit balance (decimal); 0 leaves new accounts unable to call tools. */
-    CREDIT_GRANT_ON_SIGN_UP: price('100'),
+    /**
+     * A new account's starting credit balance (decimal). None by default: free credits given to
+     * anyone who signs up can be farmed with throwaway accounts (docs/security.md, "Sign-up
+     * grant"). `npm start` sets 100, so the quick start's tool calls are paid for.
+     */
+    CREDIT_GRANT_ON_SIGN_UP: price('0'),
+    /**
+     * Bytes one user may keep in storage, uploads and tool outputs together; past it an upload or a
+     * tool's output is refused (422 LIMIT_REACHED) and nothing is stored.
+     */
+    MAX_STORED_BYTES_PER_USER: positiveInt(1024 * 1024 * 1024),
+    /**
+     * Live run streams, wait_for_run and resources/subscribe one user may hold open at once, over
+     * every gateway; past it, 429 ACTIVE_LIMIT.
+     */
+    MAX_OPEN_STREAMS_PER_USER: positiveInt(20),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**
@@ -257,9 +277,38 @@ export const configSchema = z
      * client that drops at the run's end can still resume.
      */
     RUN_EVENTS_RETENTION: duration('7d').refine((ms) => ms >= 60_000, 'must be at least 1m'),
+    /**
+     * The retention pass (operations/retention.ts, in each reconciler pass) deletes what has had
+     * its time, oldest first, in statements of RETENTION_BATCH_SIZE rows. Webhook deliveries that
+     * settled (delivered or failed for good), with their attempts, after this long since recorded;
+     * a pending one stays.
+     */
+    WEBHOOK_DELIVERIES_RETENTION: duration('30d').refine((ms) => ms >= 86_400_000, 'must be at least 1d'),
+    /** An attempt's signed content and request headers (for a receiver's signature check) are cleared after this. */
+    WEBHOOK_ATTEMPT_CONTENT_RETENTION: duration('7d'),
+    /** How long an expired console session's row is kept before it is deleted. */
+    EXPIRED_SESSIONS_RETENTION: duration('1d'),
+    /** How long a revoked OAuth grant, or one whose refresh token expired, is kept before it is deleted. */
+    ENDED_OAUTH_GRANTS_RETENTION: duration('30d'),
+    /** An upload no message took within this is deleted, its file with it. */
+    UNATTACHED_UPLOADS_RETENTION: duration('7d').refine((ms) => ms >= 3_600_000, 'must be at least 1h'),
+    /**
+     * A deleted chat (gone from every route at once) keeps its rows and files for this grace
+     * period, then is purged whole: messages, runs, their events, tool calls and charges, files.
+     */
+    DELETED_CHATS_RETENTION: duration('30d').refine((ms) => ms >= 3_600_000, 'must be at least 1h'),
+    /** Rows one retention statement deletes at most: its locks and its time stay small. */
+    RETENTION_BATCH_SIZE: integer().pipe(z.number().min(10).max(100_000)).default(1000),
     TOOL_ROUTE_TIMEOUT: duration('5m'),
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),
+    /**
+     * Whether a send's answer waits a moment for its workflow's start, so as to carry
+     * `triggerRunId`: `paced` waits while this gateway's recent starts came in time
+     * (operations/runs/start-pace.ts); `off` answers as soon as the turn is durable, with
+     * `triggerRunId: null` (the run's snapshot names the execution once it has started).
+     */
+    SEND_START_WAIT: z.enum(['paced', 'off']).default('paced'),
     /**
      * Fault injection for the fault and chaos suites only (core/process/fault.ts): at each named
      * point (comma-separated, from FAULT_POINTS) the process prints a marker line and holds that
@@ -322,6 +371,8 @@ export const configSchema = z
     FFMPEG_MAX_MEMORY_BYTES: positiveInt(4 * 1024 * 1024 * 1024),
     MERGE_MAX_INPUT_SECONDS: positiveInt(600),
     MERGE_MAX_TOTAL_BYTES: positiveInt(200 * 1024 * 1024),
+    /** The largest video merge_videos writes: ffmpeg stops there (-fs), and the call is refused. */
+    MERGE_MAX_OUTPUT_BYTES: positiveInt(512 * 1024 * 1024),
     FETCH_MAX_BYTES: positiveInt(200 * 1024 * 1024),
     /**
      * An input image (crop_image, ai_image_2 edits) is read into memory: at most this many bytes
@@ -360,15 +411,13 @@ export const configSchema = z
         });
       }
     }
-    // Each first attempt holds a connection of the worker's pool while it runs: all of them must
-    // leave one for the rest of the worker (its steps, and the workflows' attempts that wait).
-    // (Only once both are numbers: a refused one is reported as itself.)
-    const [firstAttempts, poolSize] = [c.WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS, c.DATABASE_POOL_SIZE];
-    if (Number.isInteger(firstAttempts) && Number.isInteger(poolSize) && firstAttempts >= poolSize) {
+    // Metrics name routes, tools and queues, and /health/details the workers: open to any network
+    // only behind a token.
+    if (c.METRICS_HOST !== undefined && !isLoopbackHost(c.METRICS_HOST) && !c.METRICS_TOKEN) {
       ctx.addIssue({
         code: 'custom',
-        path: ['WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS'],
-        message: `must be less than DATABASE_POOL_SIZE (${c.DATABASE_POOL_SIZE}): each first attempt holds one of its connections`,
+        path: ['METRICS_HOST'],
+        message: 'beyond loopback needs METRICS_TOKEN: set it, or leave METRICS_HOST unset (127.0.0.1)',
       });
     }
     if (c.NODE_ENV === 'production' && c.FAULT_PAUSE_AT.length > 0) {
@@ -416,6 +465,21 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 /** APP_SECRET first (it seals and signs), then APP_SECRET_PREVIOUS (they only open and verify). */
 export function appSecrets(config: Pick<Config, 'APP_SECRET' | 'APP_SECRET_PREVIOUS'>): string[] {
   return [config.APP_SECRET, ...config.APP_SECRET_PREVIOUS];
+}
+
+/** Whether a listening address is this host's loopback only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (isIPv4(bare) && bare.startsWith('127.'));
+}
+
+/**
+ * Where the operator ports listen: METRICS_HOST when set; else HOST when METRICS_TOKEN guards
+ * them; else loopback, so that a HOST of every interface (its default) never opens metrics and
+ * the workers' details to the network without a token.
+ */
+export function operatorHost(config: Pick<Config, 'HOST' | 'METRICS_HOST' | 'METRICS_TOKEN'>): string {
+  return config.METRICS_HOST ?? (config.METRICS_TOKEN ? config.HOST : '127.0.0.1');
 }
 
 export function publicBaseUrl(config: Config): string {

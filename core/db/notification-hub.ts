@@ -7,10 +7,10 @@ import type { Logger } from '../logging/logger';
  * was revoked or deleted (migration api_key_notify), `run_cancels` the run whose cancel was just
  * recorded (migration run_cancel_notify), `tool_calls` the direct tool call whose success was just
  * recorded (migration tool_call_notify), `sessions` the console session that ended (migration
- * session_notify). `tool_offers` carries a whole offer, not an id: a direct call of a quick tool
- * that a gateway has just started, for the workers' first attempts (core/tools/calls.ts).
+ * session_notify), `oauth_grants` the OAuth grant that was revoked or deleted (migration
+ * oauth_grant_notify).
  */
-export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'tool_offers';
+export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'oauth_grants';
 /** Subscribed under this id, a wake is called for every notification on its channel, with its payload. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */

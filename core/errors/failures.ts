@@ -22,6 +22,7 @@ export const FAILURE_TYPES = {
   WEBHOOK_ENDPOINT_NOT_FOUND: 'WEBHOOK_ENDPOINT_NOT_FOUND',
   INSUFFICIENT_CREDITS: 'INSUFFICIENT_CREDITS',
   ACTIVE_LIMIT: 'ACTIVE_LIMIT',
+  LIMIT_REACHED: 'LIMIT_REACHED',
 } as const satisfies Record<string, ErrorCode>;
 
 export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];

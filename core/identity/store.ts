@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { insertUnderCap } from '../db/caps';
 import type { Database } from '../db/client';
+import { CUTOFF } from '../db/retention';
 import { decodeCursor } from '../schemas/common';
 
 /**
@@ -91,56 +92,126 @@ export async function selectSession(
   return rows[0];
 }
 
-export interface KeyCheck {
+/** One of a user's per-minute counters after a call took its points (see countedCheck). */
+export interface CounterRow {
+  name: string;
+  points: number;
+  expire: string;
+}
+
+/** The points a call asks of each of its user's counters (its own, and any it leases). */
+export interface CounterAsk {
+  name: string;
+  points: number;
+}
+
+/** A credential a check found, with what the call took of its user's counters. */
+export interface CountedCheck {
   id: string;
   userId: string;
-  counters: { name: string; points: number; expire: string }[];
+  counters: CounterRow[];
+}
+
+/**
+ * The check of a credential that counts the user's calls, as one statement: `found`, the CTE `s`
+ * (one row of the credential's `id` and `"userId"`, or none) and any it needs beside (its own
+ * parameters from `$4`), then each counter's points added to that user's counters,
+ * `<name>:<user id>` in "RateLimit", in rate-limiter-flexible's fixed-window layout (key, points,
+ * expire in epoch ms), so every gateway process shares them; a window that has ended starts anew.
+ * Every credential that counts calls (an API key, the console's session, an OAuth token) is
+ * checked through it, so every credential of a user counts against the same counters, and a
+ * credential not found counts nothing. Named, so each pooled connection parses and plans it
+ * once; on the bookkeeping pool, since the counters need no flush to disk before the request
+ * goes on.
+ */
+async function countedCheck(
+  db: Database,
+  statement: { name: string; found: string; values: unknown[] },
+  input: { counters: CounterAsk[]; now: number },
+): Promise<CountedCheck | undefined> {
+  const { rows } = await db.bookkeeping.query<CountedCheck>({
+    name: statement.name,
+    text: `WITH ${statement.found}, counted AS (
+       INSERT INTO "RateLimit" AS r (key, points, expire)
+       SELECT n.name || ':' || s."userId", n.points, $3::bigint + 60000
+         FROM s CROSS JOIN unnest($1::text[], $2::int[]) AS n(name, points)
+       ON CONFLICT (key) DO UPDATE SET
+         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.points ELSE r.points + excluded.points END,
+         expire = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.expire ELSE r.expire END
+       RETURNING split_part(key, ':', 1) AS name, points, expire
+     )
+     SELECT s.id, s."userId", COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters
+       FROM s`,
+    values: [
+      input.counters.map((c) => c.name),
+      input.counters.map((c) => c.points),
+      input.now,
+      ...statement.values,
+    ],
+  });
+  return rows[0];
+}
+
+/** The live session a cookie's token names, with the call counted (the console's calls). */
+export function checkSession(
+  db: Database,
+  input: { tokenHash: string; counters: CounterAsk[]; now: number },
+): Promise<CountedCheck | undefined> {
+  return countedCheck(
+    db,
+    {
+      name: 'session-check',
+      found: `s AS (SELECT id, "userId" FROM "Session" WHERE "tokenHash" = $4 AND "expiresAt" > now())`,
+      values: [input.tokenHash],
+    },
+    input,
+  );
+}
+
+/** Counts a call against the user's `counters`, for a credential checked apart (an OAuth token). */
+export async function countUserCalls(
+  db: Database,
+  input: { userId: string; counters: CounterAsk[]; now: number },
+): Promise<CounterRow[]> {
+  const counted = await countedCheck(
+    db,
+    {
+      name: 'user-calls-count',
+      found: `s AS (SELECT $4::uuid AS id, $4::uuid AS "userId")`,
+      values: [input.userId],
+    },
+    input,
+  );
+  return counted?.counters ?? [];
 }
 
 /** How stale `lastUsedAt` may be: one write per key per interval, not one per request. */
 const LAST_USED_WRITE_INTERVAL_SECONDS = 60;
 
 /**
- * The key check of every public call, its rate-limit counters and the throttled `lastUsedAt`
- * write, as one statement, so authentication costs one round trip. The counters keep
- * rate-limiter-flexible's fixed-window layout ("RateLimit": key, points, expire in epoch ms), so
- * every gateway process shares them, and a refused key counts nothing. Each counter takes its
- * `points` (the call's own, and any it leases for later calls: operations/key-memory.ts).
+ * The key check of every public call, its user's rate-limit counters (countedCheck) and the
+ * throttled `lastUsedAt` write, as one statement, so authentication costs one round trip. Each
+ * counter takes its `points` (the call's own, and any it leases for later calls:
+ * operations/key-memory.ts).
  */
-export async function checkApiKey(
+export function checkApiKey(
   db: Database,
-  input: { keyHash: string; counters: { name: string; points: number }[]; now: number },
-): Promise<KeyCheck | undefined> {
-  // Named, so each pooled connection parses and plans it once; on the bookkeeping pool, since the
-  // counters and lastUsedAt it writes need no flush to disk before the request goes on.
-  const { rows } = await db.bookkeeping.query<KeyCheck>({
-    name: 'api-key-check',
-    text: `WITH k AS (
-       SELECT id, "userId" FROM "ApiKey" WHERE "keyHash" = $1 AND "revokedAt" IS NULL
-     ), used AS (
-       UPDATE "ApiKey" a SET "lastUsedAt" = now() FROM k
-        WHERE a.id = k.id AND (a."lastUsedAt" IS NULL OR a."lastUsedAt" < now() - make_interval(secs => $4))
-     ), counted AS (
-       INSERT INTO "RateLimit" AS r (key, points, expire)
-       SELECT n.name || ':' || k.id, n.points, $3::bigint + 60000
-         FROM k CROSS JOIN unnest($2::text[], $5::int[]) AS n(name, points)
-       ON CONFLICT (key) DO UPDATE SET
-         points = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.points ELSE r.points + excluded.points END,
-         expire = CASE WHEN r.expire IS NULL OR r.expire <= $3 THEN excluded.expire ELSE r.expire END
-       RETURNING split_part(key, ':', 1) AS name, points, expire
-     )
-     SELECT k.id, k."userId",
-            COALESCE((SELECT jsonb_agg(counted) FROM counted), '[]'::jsonb) AS counters
-       FROM k`,
-    values: [
-      input.keyHash,
-      input.counters.map((c) => c.name),
-      input.now,
-      LAST_USED_WRITE_INTERVAL_SECONDS,
-      input.counters.map((c) => c.points),
-    ],
-  });
-  return rows[0];
+  input: { keyHash: string; counters: CounterAsk[]; now: number },
+): Promise<CountedCheck | undefined> {
+  return countedCheck(
+    db,
+    {
+      name: 'api-key-check',
+      found: `s AS (
+         SELECT id, "userId" FROM "ApiKey" WHERE "keyHash" = $4 AND "revokedAt" IS NULL
+       ), used AS (
+         UPDATE "ApiKey" a SET "lastUsedAt" = now() FROM s
+          WHERE a.id = s.id AND (a."lastUsedAt" IS NULL OR a."lastUsedAt" < now() - make_interval(secs => $5))
+       )`,
+      values: [input.keyHash, LAST_USED_WRITE_INTERVAL_SECONDS],
+    },
+    input,
+  );
 }
 
 export interface ApiKeyRow {
@@ -226,4 +297,17 @@ export async function revokeApiKey(db: Database, userId: string, keyId: string):
     data: { revokedAt: new Date() },
   });
   return count > 0;
+}
+
+/**
+ * Deletes a batch of sessions expired longer than `keptMs` ago, the longest expired first (each
+ * deletion is announced on `sessions`, as a sign-out is). Answers how many.
+ */
+export async function deleteExpiredSessions(db: Database, keptMs: number, batch: number): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `DELETE FROM "Session"
+      WHERE id = ANY(ARRAY(SELECT id FROM "Session" WHERE "expiresAt" < ${CUTOFF} ORDER BY "expiresAt" LIMIT $2))`,
+    [keptMs, batch],
+  );
+  return rowCount ?? 0;
 }

@@ -108,14 +108,26 @@ function reportResults(messages: ModelMessage[]): ModelReply {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m?.role !== 'tool') break;
-    const parsed = JSON.parse(m.content) as { output?: { url?: string }; error?: string };
+    const parsed = JSON.parse(m.content) as { assets?: { mimeType?: string }[]; error?: string };
     results.unshift(
       parsed.error
         ? `${m.toolName} failed: ${parsed.error}`
-        : `${m.toolName} result: ${parsed.output?.url ?? ''}`,
+        : `${m.toolName} made ${madeWhat(parsed.assets?.[0]?.mimeType)}`,
     );
   }
-  return text(`Done. ${results.join('; ')}`);
+  return text(`Done. ${results.join('; ')}.`);
+}
+
+/**
+ * What a tool made, in words: the reply is read by a person, and the result itself (its URL, a
+ * signed address nobody wants to read) is shown beside it as the tool result and the message's media.
+ */
+function madeWhat(mimeType: string | undefined): string {
+  const kind = mimeType?.split('/')[0];
+  if (kind === 'image') return 'an image, shown below';
+  if (kind === 'video') return 'a video, shown below';
+  if (kind === 'audio') return 'an audio clip, shown below';
+  return 'its result, shown below';
 }
 
 function text(content: string): ModelReply {

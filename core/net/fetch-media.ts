@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { GuardedHttp } from './guarded-http';
+import type { GuardedHttp, GuardedStream } from './guarded-http';
 
 export type MediaKind = 'image' | 'video';
 
@@ -60,26 +60,38 @@ export async function openMedia(http: GuardedHttp, url: string, options: MediaOp
     res.discard();
     throw new MediaFetchError('HTTP_STATUS', `Fetching ${url} answered HTTP ${res.status}.`, res.status);
   }
+  return mediaBody(res, url, options.accept);
+}
+
+/**
+ * Media whose bytes come as `body` (a fetched answer, or a stored object): read or saved, and
+ * refused unless the bytes are of the `accept` kind.
+ */
+export function mediaBody(
+  body: Pick<GuardedStream, 'declaredBytes' | 'chunks' | 'discard'>,
+  url: string,
+  accept: MediaKind,
+): OpenedMedia {
   const expect = (type: { mime: string; ext: string } | undefined) => {
-    if (!type || !type.mime.startsWith(`${options.accept}/`)) {
+    if (!type || !type.mime.startsWith(`${accept}/`)) {
       throw new MediaFetchError(
         'UNSUPPORTED_TYPE',
-        `${url} is not ${options.accept === 'image' ? 'an image' : 'a video'}.`,
+        `${url} is not ${accept === 'image' ? 'an image' : 'a video'}.`,
       );
     }
     return { mimeType: type.mime, ext: type.ext };
   };
   return {
-    declaredBytes: res.declaredBytes,
-    discard: () => res.discard(),
+    declaredBytes: body.declaredBytes,
+    discard: () => body.discard(),
     async read() {
       const chunks: Buffer[] = [];
-      for await (const chunk of res.chunks()) chunks.push(chunk);
-      const body = Buffer.concat(chunks);
-      return { body, ...expect(await sniff(body)) };
+      for await (const chunk of body.chunks()) chunks.push(chunk);
+      const bytes = Buffer.concat(chunks);
+      return { body: bytes, ...expect(await sniff(bytes)) };
     },
     async save(file, take) {
-      await pipeline(Readable.from(res.chunks(take)), createWriteStream(file));
+      await pipeline(Readable.from(body.chunks(take)), createWriteStream(file));
       const { fileTypeFromFile } = await import('file-type');
       return expect(await fileTypeFromFile(file));
     },

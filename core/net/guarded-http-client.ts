@@ -47,15 +47,17 @@ export function createGuardedHttp(config: GuardedHttpConfig, options: GuardedHtt
 
   const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     baseLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
-      // One refused address refuses the name: a round-robin answer must not be a lottery.
+      const list = err ? [] : (addresses as LookupAddress[]);
+      // One refused address refuses the name: a round-robin answer must not be a lottery. A name
+      // that does not resolve is refused in the very same words: were the two told apart, anyone
+      // could map which internal names exist (one resolves to a private address, one does not).
       const blocked = allowPrivate ? undefined : list.find((a) => !isPublicAddress(a.address));
       if (blocked || list.length === 0) {
         return callback(
           new GuardedHttpError(
             'BLOCKED_ADDRESS',
-            `${hostname} resolves to an address that may not be reached.`,
+            `${hostname} may not be reached.`,
+            err ? { cause: err } : undefined,
           ),
           [],
         );

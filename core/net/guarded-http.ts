@@ -36,8 +36,9 @@ export class GuardedHttpError extends Error {
   constructor(
     readonly kind: GuardedHttpErrorKind,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'GuardedHttpError';
   }
 }

@@ -1,20 +1,15 @@
 import { createServer } from 'node:net';
-import { describeProcess, listenerOf } from './procfs';
 
 /**
- * Why `port` cannot be listened on at `host`, naming the process that holds it; undefined when it
- * is free. A probe, not a reservation: it answers for this moment only.
+ * The error code listening on `port` at `host` fails with (EADDRINUSE, EACCES, …); undefined when
+ * it is free. A probe, not a reservation: it answers for this moment only.
  */
-export async function portProblem(port: number, host: string): Promise<string | undefined> {
-  const code = await new Promise<string | undefined>((resolve) => {
+export function listenError(port: number, host: string): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve) => {
     const server = createServer();
     server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(undefined)));
   });
-  if (code === undefined) return undefined;
-  if (code !== 'EADDRINUSE') return `port ${port} on ${host} cannot be listened on (${code})`;
-  const holder = await listenerOf(port);
-  return `port ${port} is in use by ${holder ? describeProcess(holder) : 'a process of another user'}`;
 }
 
 /** The ports freePort has answered in this process, none of which it answers again. */
@@ -31,7 +26,7 @@ const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (handedOut.has(port) || (await portProblem(port, '127.0.0.1'))) continue;
+    if (handedOut.has(port) || (await listenError(port, '127.0.0.1'))) continue;
     handedOut.add(port);
     return port;
   }

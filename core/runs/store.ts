@@ -1,5 +1,7 @@
 import type { Pool } from 'pg';
+import { CUTOFF } from '../db/retention';
 import type { ModelReply } from '../model/types';
+import type { Transport } from '../schemas/common';
 import type { ContentBlock, Plan } from '../schemas/runs';
 import {
   deliveriesColumn,
@@ -146,22 +148,6 @@ export async function stopRequested(pool: Pool, runId: string): Promise<boolean>
   return rows[0]?.stop ?? true;
 }
 
-/** The run's user, or undefined when the run does not exist. */
-export async function runUserId(pool: Pool, runId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ userId: string }>(`SELECT "userId" FROM "Run" WHERE id = $1`, [runId]);
-  return rows[0]?.userId;
-}
-
-/** The chat up to and including this run's message, oldest first (v1 executions' own step). */
-export async function loadHistory(pool: Pool, runId: string): Promise<ChatHistory> {
-  const { rows } = await pool.query<ChatHistory[number]>({
-    name: 'run-history',
-    text: `SELECT m.role, m."contentBlocks" FROM (${HISTORY_ROWS}) m ORDER BY m."createdAt", m.id`,
-    values: [runId],
-  });
-  return rows;
-}
-
 /** The partial text the snapshot shows while the model streams. */
 export async function writeRunText(
   pool: Pool,
@@ -304,7 +290,10 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                FROM cur WHERE r.id = cur.id
              RETURNING r.*
            ), waitpoints AS (
-             UPDATE "Waitpoint" w SET status = $7::"WaitpointStatus", "resolvedAt" = now()
+             -- A recorded cancel decided a pending plan when it was recorded, as the snapshot showed.
+             UPDATE "Waitpoint" w
+                SET status = (CASE WHEN fin."cancelRequestedAt" IS NULL THEN $7 ELSE 'CANCELLED' END)::"WaitpointStatus",
+                    "resolvedAt" = COALESCE(fin."cancelRequestedAt", now())
                FROM fin WHERE w."runId" = fin.id AND w.status = 'PENDING'
            ), tools AS (
              UPDATE "ToolCall" t SET status = 'FAILED', "finishedAt" = now(),
@@ -367,39 +356,6 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
   // Still active here means the row changed under us between the two statements; the caller retries.
   if (!['COMPLETE', 'FAILED', 'CANCELLED'].includes(row.status)) throw new Error('The run is still active.');
   return { status: row.status as TerminalStatus, error: row.error, endedNow: false, deliveries: [] };
-}
-
-/**
- * Records an agent event of a run from its row, when the row agrees with it (a terminal event only
- * once the run has ended that way). For v1 executions, which announced events in steps of their
- * own; today's statements record them with the change itself, so this is then a no-op.
- */
-export async function recordRunEvent(
-  pool: Pool,
-  input: { runId: string; event: 'agent.started' | 'agent.completed' | 'agent.failed' },
-): Promise<RecordedDelivery[]> {
-  const { rows } = await pool.query<{ userId: string; deliveries: DeliveryRow[] }>({
-    name: 'run-record-event',
-    text: `WITH run AS (
-             SELECT * FROM "Run"
-              WHERE id = $1 AND CASE $2 WHEN 'agent.started' THEN true
-                                        WHEN 'agent.completed' THEN status = 'COMPLETE'
-                                        ELSE status IN ('FAILED', 'CANCELLED') END
-           ), ${eventCte('recorded', {
-             from: 'run',
-             userId: 's."userId"',
-             event: '$2',
-             key: 's.id',
-             data: agentEventData(
-               `CASE WHEN $2 = 'agent.started' THEN 'QUEUED' ELSE s.status::text END`,
-               `CASE WHEN s.status = 'FAILED' THEN s.error END`,
-             ),
-           })}
-           SELECT run."userId", ${deliveriesColumn('recorded')} AS deliveries FROM run`,
-    values: [input.runId, input.event],
-  });
-  const row = rows[0];
-  return row ? toRecorded(row.userId, row.deliveries) : [];
 }
 
 export interface RunScope {
@@ -675,9 +631,74 @@ export async function listStaleRuns(pool: Pool, limit = 100): Promise<Unfinished
   return rows;
 }
 
+/** A run as its workflow's start names it (workflows/agent.contract.ts AgentRunInput adds settings). */
+export interface RunIdentity {
+  runId: string;
+  chatId: string;
+  userId: string;
+  messageId: string;
+  assistantMessageId: string;
+  traceId: string;
+  planMode: boolean;
+}
+
+/** An admitted run no execution has taken yet, with what its workflow's start needs. */
+export interface QueuedRun extends RunIdentity {
+  via: Transport;
+  /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
+  stopRequested: boolean;
+}
+
+/**
+ * QUEUED runs no execution has taken, admitted more than `graceSeconds` ago and not looked at in
+ * the last `recheckSeconds`, oldest first.
+ */
+export async function selectQueuedRuns(
+  pool: Pool,
+  input: { graceSeconds: number; recheckSeconds: number; limit: number },
+): Promise<QueuedRun[]> {
+  const { rows } = await pool.query<QueuedRun>({
+    name: 'runs-queued',
+    text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
+                  r."planMode", r.via, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+             FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
+            WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
+              AND r."createdAt" < now() - make_interval(secs => $1)
+              AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $2))
+            ORDER BY r."createdAt"
+            LIMIT $3`,
+    values: [input.graceSeconds, input.recheckSeconds, input.limit],
+  });
+  return rows;
+}
+
 export async function markRunsChecked(pool: Pool, runIds: string[]): Promise<void> {
   if (runIds.length)
     await pool.query(`UPDATE "Run" SET "checkedAt" = now() WHERE id = ANY($1::uuid[])`, [runIds]);
+}
+
+/** One advisory lock for every process: a reconciler pass runs in one of them at a time. */
+const RECONCILER_LOCK = 72_707_370;
+
+/**
+ * Runs `pass` while this process holds the reconciler's lock (a session lock, on a connection held
+ * for the pass); null, without running it, when another process holds it.
+ */
+export async function underReconcilerLock<T>(pool: Pool, pass: () => Promise<T>): Promise<T | null> {
+  const lock = await pool.connect();
+  try {
+    const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+      RECONCILER_LOCK,
+    ]);
+    if (!rows[0]?.locked) return null;
+    try {
+      return await pass();
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
+    }
+  } finally {
+    lock.release();
+  }
 }
 
 /** A decision claimed this long ago whose workflow has not acted on it may have lost its signal. */
@@ -919,22 +940,23 @@ export async function selectRunEvents(
 }
 
 /**
- * Deletes the live-stream events of runs finished longer than `retentionMs` ago, in batches so no
- * statement holds many locks. The event counter stays: a snapshot still names its last event.
+ * Deletes the live-stream events of a batch of runs that ended longer than `$1` ms ago, each run's
+ * all at once (a resume then finds none and gets the final snapshot, never a stream with a gap).
+ * The runs are found by their oldest events (RunEvent_createdAt_idx): no event of a run is older
+ * than the run's ending, so only an event created before the cutoff can belong to such a run, and
+ * what is read is what is deleted (and the events of runs still going that began before it). The
+ * event counter stays: a snapshot still names its last event. Answers the events deleted.
  */
-export async function pruneRunEvents(pool: Pool, retentionMs: number, batch = 5_000): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await pool.query({
-      name: 'prune-run-events',
-      text: `DELETE FROM "RunEvent" e USING (
-               SELECT ev."runId", ev.seq FROM "RunEvent" ev JOIN "Run" r ON r.id = ev."runId"
-                WHERE r."finishedAt" < now() - make_interval(secs => $1::float8 / 1000)
-                LIMIT $2) old
-              WHERE e."runId" = old."runId" AND e.seq = old.seq`,
-      values: [retentionMs, batch],
-    });
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < batch) return deleted;
-  }
+export async function pruneRunEvents(pool: Pool, retentionMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query({
+    name: 'prune-run-events',
+    text: `DELETE FROM "RunEvent" WHERE "runId" = ANY(ARRAY(
+             SELECT DISTINCT old."runId" FROM (
+               SELECT e."runId" FROM "RunEvent" e
+                WHERE e."createdAt" < ${CUTOFF}
+                  AND EXISTS (SELECT 1 FROM "Run" r WHERE r.id = e."runId" AND r."finishedAt" < ${CUTOFF})
+                ORDER BY e."createdAt" LIMIT $2) old))`,
+    values: [retentionMs, batch],
+  });
+  return rowCount ?? 0;
 }

@@ -52,7 +52,12 @@ export const chatListQuerySchema = z.object({
     .enum(['true', 'false'])
     .optional()
     .transform((v) => (v === undefined ? undefined : v === 'true'))
-    .openapi({ type: 'string', enum: ['true', 'false'], description: 'Only favorites, or only others.' }),
+    // A boolean in the document: `true` or `false` on the wire, and no value to assume (an enum's
+    // first value is what reference pages such as /docs fill in, and tick, for a first try).
+    .openapi({
+      type: 'boolean',
+      description: 'Only favorites (true), or only others (false); all when left out.',
+    }),
 });
 export type ChatListQuery = z.output<typeof chatListQuerySchema>;
 

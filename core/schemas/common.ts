@@ -3,6 +3,13 @@ import { z } from 'zod';
 
 extendZodWithOpenApi(z);
 
+/**
+ * The routes a caller comes by: the REST API, the MCP route, the console. Recorded on runs, tool
+ * calls and plan decisions, and as a run's `AgentRunVia` search attribute.
+ */
+export const TRANSPORTS = ['rest', 'mcp', 'console'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
 /** Every list answers `{ data, nextCursor }`; the cursor is opaque to clients. */
 export function listSchema<T extends z.ZodType>(item: T, name: string, example: z.output<T>) {
   return z

@@ -63,19 +63,6 @@ export const toolCompletedDataSchema = toolResultSchema
   .openapi('ToolCompletedData', { example: exampleToolCompletedData });
 export type ToolCompletedData = z.infer<typeof toolCompletedDataSchema>;
 
-/**
- * One event for the outbox. The idempotency key is the run id for agent events and the tool call
- * id for tool.completed, so recording the same event twice posts nothing new.
- */
-export type EmitWebhookEventInput =
-  | {
-      userId: string;
-      event: 'agent.started' | 'agent.completed' | 'agent.failed';
-      idempotencyKey: string;
-      data: AgentEventData;
-    }
-  | { userId: string; event: 'tool.completed'; idempotencyKey: string; data: ToolCompletedData };
-
 /** The headers of every delivery (see core/webhooks/signing webhookHeaders). */
 export const webhookHeadersSchema = z.object({
   'x-svc-signature': z.string().openapi({

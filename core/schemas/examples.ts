@@ -212,6 +212,7 @@ export const exampleRunSnapshot = {
   waitpoints: [exampleWaitpoint],
   webhooks: [exampleRunWebhook],
   error: null,
+  cancelRequestedAt: null,
   createdAt: CREATED_AT,
   startedAt: STARTED_AT,
   finishedAt: FINISHED_AT,

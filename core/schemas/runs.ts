@@ -11,7 +11,7 @@ import {
   exampleWaitpointDecision,
 } from './examples';
 import { MAX_FILES } from '../uploads/receive';
-import { stored } from './common';
+import { stored, TRANSPORTS, type Transport } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
 
@@ -80,7 +80,7 @@ export const waitpointSchema = z
           .uuid()
           .nullable()
           .openapi({ description: 'The signed-in session it came with (the console).' }),
-        via: z.string().openapi({ description: 'The transport: rest, mcp or console.' }),
+        via: z.enum(TRANSPORTS).openapi({ description: 'The transport the decision came by.' }),
       })
       .nullable()
       .openapi({
@@ -143,7 +143,7 @@ export function toWaitpointDto(row: {
           userId: row.decidedByUserId,
           apiKeyId: row.decidedByApiKeyId ?? null,
           sessionId: row.decidedBySessionId ?? null,
-          via: row.decidedVia ?? 'rest',
+          via: (row.decidedVia ?? 'rest') as Transport,
         }
       : null,
     decidedAt: iso(row.decidedAt),
@@ -255,6 +255,11 @@ export const runSnapshotSchema = z
         "The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them.",
     }),
     error: z.string().nullable(),
+    cancelRequestedAt: z.iso.datetime().nullable().openapi({
+      description:
+        'When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.',
+      'x-extension': true,
+    }),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),
@@ -380,6 +385,7 @@ export const planDecisionSchema = z
 export type PlanDecisionInput = z.output<typeof planDecisionSchema>;
 
 export type CompletionInput = z.output<typeof completionBodySchema>;
+export type CompletionFormInput = z.output<typeof completionFormSchema>;
 
 export const queuedTurnSchema = z
   .object({
@@ -405,9 +411,21 @@ export function toToolCallDto(t: Record<string, unknown>): RunSnapshot['toolCall
   };
 }
 
+/**
+ * A recorded cancel has decided a pending plan: it can no longer be approved (a decision answers
+ * RUN_NOT_ACTIVE), so it reads CANCELLED from the cancel's time on, as it ends.
+ */
+function cancelledPlan(waitpoint: WaitpointDto, cancelRequestedAt: string | null): WaitpointDto {
+  if (cancelRequestedAt === null || waitpoint.status !== 'PENDING') return waitpoint;
+  return { ...waitpoint, status: 'CANCELLED', resolvedAt: cancelRequestedAt };
+}
+
 export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
   const toolCalls = (r.toolCalls as Record<string, unknown>[]).map(toToolCallDto);
-  const waitpoints = (r.waitpoints as Parameters<typeof toWaitpointDto>[0][]).map(toWaitpointDto);
+  const cancelRequestedAt = iso(r.cancelRequestedAt);
+  const waitpoints = (r.waitpoints as Parameters<typeof toWaitpointDto>[0][]).map((w) =>
+    cancelledPlan(toWaitpointDto(w), cancelRequestedAt),
+  );
   return {
     id: r.id as string,
     chatId: r.chatId as string,
@@ -434,6 +452,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
       deliveredAt: iso(d.deliveredAt),
     })),
     error: (r.error ?? null) as string | null,
+    cancelRequestedAt,
     createdAt: iso(r.createdAt) as string,
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),

@@ -64,7 +64,9 @@ export const deliverySchema = z
 
 export const createEndpointSchema = z
   .object({
-    url: stored(z.url({ protocol: /^https?$/ }).max(URL_MAX_LENGTH)),
+    url: stored(
+      z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' }).max(URL_MAX_LENGTH),
+    ),
     events: z
       .array(z.enum(WEBHOOK_EVENTS))
       .min(1)

@@ -23,23 +23,16 @@ export function createTemporalClient(options: { address: string; namespace: stri
   };
 }
 
-/** A client on a worker's own connection (what a worker's activities start workflows with). */
-export interface WorkerTemporalClient {
-  client: Client;
-}
-
-/** A client over the worker's NativeConnection: its activities' starts and signals need no second one. */
-export function createWorkerTemporalClient(
-  connection: ConnectionLike,
-  namespace: string,
-): WorkerTemporalClient {
-  return {
-    client: new Client({
-      connection,
-      namespace,
-      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
-    }),
-  };
+/**
+ * A client over the worker's NativeConnection: its activities' starts need no second connection,
+ * and the workflows they start can start eagerly (on this very worker).
+ */
+export function createWorkerTemporalClient(connection: ConnectionLike, namespace: string): Client {
+  return new Client({
+    connection,
+    namespace,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
 }
 
 /** True when the Temporal frontend answers within `timeoutMs`, over a client's or a worker's connection. */

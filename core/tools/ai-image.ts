@@ -3,10 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
+import { boundedResponse, isTooLarge } from '../net/bounded-response';
 import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
-import { providerHttpFailure, providerOutputFailure } from './failures';
+import { formatBytes, providerHttpFailure, providerOutputFailure } from './failures';
 import {
   assertDecodes,
+  assertProviderMayFetch,
   fetchInputImage,
   inspectImage,
   MAX_INPUT_PIXELS,
@@ -16,7 +18,20 @@ import type { AiImageInput } from './schemas';
 import { storeOutput } from './store';
 import { stoppedByCaller, type ProviderOutcome, type ToolContext } from './types';
 
-const MAX_PROVIDER_RESPONSE_BYTES = 1024 * 1024;
+/** A prediction API's answer is a small JSON document (the image comes by URL). */
+const MAX_PREDICTION_ANSWER_BYTES = 1024 * 1024;
+/** The Images API answers with the image inside, base64: a 1536x1024 PNG is a few MB of it. */
+const MAX_IMAGES_API_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A provider's answer past what is read of it: the provider's failure, permanent (the same job
+ * would answer the same), and nothing of the answer is held whole to find out.
+ */
+const answerTooLarge = (maxBytes: number) =>
+  permanentFailure(
+    'PROVIDER_ERROR',
+    `The image provider's answer is larger than ${formatBytes(maxBytes)}, the most read of it.`,
+  );
 /** The OpenAI Images API's sizes nearest each aspect ratio. */
 const OPENAI_SIZES = {
   '1:1': '1024x1024',
@@ -80,19 +95,22 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
   };
   const call = async (url: string, init: RequestInit): Promise<Prediction> => {
     let res: Response;
+    let text: string;
     try {
-      res = await fetch(url, { ...init, headers, signal: ctx.signal });
+      res = boundedResponse(
+        await fetch(url, { ...init, headers, signal: ctx.signal }),
+        MAX_PREDICTION_ANSWER_BYTES,
+      );
+      text = await res.text();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
+      if (isTooLarge(err)) throw answerTooLarge(MAX_PREDICTION_ANSWER_BYTES);
       throw new Error(`The prediction provider could not be reached: ${(err as Error).message}`);
     }
-    const text = await res.text();
     if (!res.ok) {
       ctx.logger.warn({ status: res.status, detail: text.slice(0, 300) }, 'prediction provider refused');
       throw providerHttpFailure('prediction', res.status, text);
     }
-    if (text.length > MAX_PROVIDER_RESPONSE_BYTES)
-      throw permanentFailure('PROVIDER_ERROR', 'The provider answer is too large.');
     return JSON.parse(text) as Prediction;
   };
 
@@ -112,6 +130,8 @@ async function runPrediction(input: AiImageInput, ctx: ToolContext): Promise<Pro
     });
   } else {
     // Edit mode: the image goes in as `image_input`, the list Replicate's image-edit models take.
+    // The provider fetches it: a `/files/` URL of ours goes only when it is one of the caller's.
+    if (input.image_url) assertProviderMayFetch(input.image_url, ctx);
     const imageInput = input.image_url ? { image_input: [input.image_url] } : {};
     prediction = await call(`${base}/predictions`, {
       method: 'POST',
@@ -189,6 +209,8 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
     apiKey: ctx.config.OPENAI_API_KEY,
     baseURL: ctx.config.OPENAI_BASE_URL,
     maxRetries: 0,
+    // The SDK reads each answer whole: it gets one cut at the limit instead.
+    fetch: async (input, init) => boundedResponse(await fetch(input, init), MAX_IMAGES_API_ANSWER_BYTES),
   });
   const size = OPENAI_SIZES[input.aspect_ratio];
   const model = ctx.config.OPENAI_IMAGE_MODEL;
@@ -210,6 +232,7 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
       );
     }
   } catch (err) {
+    if (isTooLarge(err)) throw answerTooLarge(MAX_IMAGES_API_ANSWER_BYTES);
     if (err instanceof OpenAI.APIError && err.status !== undefined) {
       ctx.logger.warn({ status: err.status, detail: err.message }, 'OpenAI image call refused');
       throw providerHttpFailure('OpenAI', err.status, err.message);
@@ -232,7 +255,7 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
       throw providerOutputFailure(err);
     }
   } else throw permanentFailure('PROVIDER_ERROR', 'OpenAI returned no image.');
-  const asset = await storeOutput(ctx, 'image-1.png', await sharp(body).png().toBuffer(), 'image/png');
+  const asset = await storeOutput(ctx, 'image-1.png', await decodedOutput(body), 'image/png');
   return {
     providerRunId: `openai:${response.created}:${ctx.toolCallId}`,
     output: {
@@ -244,6 +267,22 @@ async function runOpenAi(input: AiImageInput, ctx: ToolContext): Promise<Provide
     },
     assets: [asset],
   };
+}
+
+/**
+ * A provider's image as the PNG we store, decoded under the same pixel limit as a user's: an
+ * image past it, or one that does not decode, is the provider's failure, not a worker's memory.
+ */
+async function decodedOutput(body: Buffer): Promise<Buffer> {
+  try {
+    return await sharp(body, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).png().toBuffer();
+  } catch (err) {
+    throw permanentFailure(
+      'PROVIDER_ERROR',
+      'The generated image could not be used.',
+      (err as Error).message,
+    );
+  }
 }
 
 /**

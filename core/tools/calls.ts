@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
-import { z } from 'zod';
+import type { Pool } from 'pg';
 import type { ToolResult } from '../schemas/events';
 import {
   deliveriesColumn,
@@ -10,9 +9,6 @@ import {
   type RecordedDelivery,
 } from '../webhooks/store';
 import type { RunToolInput } from './types';
-
-/** Where a call's statements run: the pool, or the connection a first attempt holds the call on. */
-export type Queryable = Pool | PoolClient;
 
 /** A tool call's row as every attempt of it sees it. */
 export interface StoredToolCall {
@@ -48,7 +44,7 @@ const PG_UNIQUE_VIOLATION = '23505';
  * ended (or is ending) starts no tool, and a tool it started is closed with it.
  */
 export async function openToolCall(
-  pool: Queryable,
+  pool: Pool,
   input: RunToolInput & { price: string; maxActive: number },
 ): Promise<OpenedToolCall> {
   const query = {
@@ -131,7 +127,7 @@ export async function readToolCall(pool: Pool, toolCallId: string): Promise<Stor
 
 /** RUNNING → FAILED, with the failure's type when known; a call that has already finished is left alone. */
 export async function markToolCallFailed(
-  pool: Queryable,
+  pool: Pool,
   toolCallId: string,
   error: string,
   errorCode?: string | null,
@@ -144,6 +140,45 @@ export async function markToolCallFailed(
 }
 
 /**
+ * Ends a direct call its route gave up waiting for (its window passed, or the wait broke), in one
+ * statement, before the route answers: a RUNNING row becomes FAILED with `error` (a refund, by
+ * the trigger), and a call no attempt has opened yet is written FAILED, so that none opens it
+ * later. The success statement records only on a RUNNING row, so once this has run the call can no
+ * longer be charged or announced. A call that SUCCEEDED first is left as it is. Answers the call
+ * as its row now holds it.
+ */
+export async function abandonToolCall(
+  pool: Pool,
+  call: RunToolInput & { error: string; errorCode: string | null },
+): Promise<StoredToolCall | undefined> {
+  const { rows } = await pool.query<StoredToolCall>({
+    name: 'tool-call-abandon',
+    text: `WITH ended AS (
+             INSERT INTO "ToolCall" (id, "userId", "toolName", status, input, via, error, "errorCode", "finishedAt")
+             VALUES ($1, $2, $3, 'FAILED', $4::jsonb, COALESCE($5, 'rest'), $6, $7, now())
+             ON CONFLICT (id) DO UPDATE
+                SET status = 'FAILED', error = EXCLUDED.error, "errorCode" = EXCLUDED."errorCode", "finishedAt" = now()
+              WHERE "ToolCall".status = 'RUNNING'
+             RETURNING status, result, error, "errorCode")
+           SELECT status, result, error, "errorCode" FROM ended
+           UNION ALL
+           SELECT status, result, error, "errorCode" FROM "ToolCall"
+            WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ended)`,
+    values: [
+      call.toolCallId,
+      call.userId,
+      call.toolName,
+      JSON.stringify(call.input ?? {}),
+      call.via ?? null,
+      call.error,
+      call.errorCode,
+    ],
+  });
+  // Settled by another transaction in the instant this statement began: read as it is now.
+  return rows[0] ?? readToolCall(pool, call.toolCallId);
+}
+
+/**
  * RUNNING → SUCCEEDED with its result, its one charge (keyed by the call) and its tool.completed
  * event, in one statement: a call is charged, and announced, exactly when it succeeded, even if its
  * run is cancelled right after. Answers the result as the row holds it (every reader of the call
@@ -152,7 +187,7 @@ export async function markToolCallFailed(
  * it): nothing is charged then.
  */
 export async function recordToolSuccess(
-  pool: Queryable,
+  pool: Pool,
   input: { toolCallId: string; userId: string; result: ToolResult },
 ): Promise<{ result: ToolResult; deliveries: RecordedDelivery[] } | null> {
   const { result } = input;
@@ -187,136 +222,4 @@ export async function recordToolSuccess(
   });
   const row = rows[0];
   return row ? { result: row.result, deliveries: toRecorded(input.userId, row.deliveries) } : null;
-}
-
-/**
- * A direct call of a quick tool, offered by the gateway that has just started its workflow to the
- * workers of that workflow's queue, which run it at once instead of after the workflow's first task
- * (activities/tools.ts, createToolFirstAttempts). The offer is the call itself, its input as the
- * call's row stores it: its row is written by whoever runs it first.
- */
-export interface ToolOffer {
-  taskQueue: string;
-  call: RunToolInput & { offered: true };
-}
-
-/** An offer as a worker hears it: with the time PostgreSQL sent it, on PostgreSQL's clock. */
-export interface HeardToolOffer {
-  offeredAt: string;
-  offer: ToolOffer;
-}
-
-const heardToolOfferSchema = z.object({
-  offeredAt: z.string(),
-  offer: z.object({
-    taskQueue: z.string(),
-    call: z.object({
-      toolCallId: z.string().min(1),
-      toolName: z.string(),
-      input: z.unknown(),
-      userId: z.string().min(1),
-      via: z.enum(['rest', 'mcp', 'console']).optional(),
-      offered: z.literal(true),
-    }),
-  }),
-});
-
-/** PostgreSQL refuses a notification's payload of 8000 bytes or more; the stamp takes about 60. */
-const MAX_OFFER_BYTES = 7_900;
-
-/** The offer as it goes out, or undefined when it is too large to notify (the workflow runs it then). */
-export function toolOfferPayload(offer: ToolOffer): string | undefined {
-  const payload = JSON.stringify(offer);
-  return Buffer.byteLength(payload) > MAX_OFFER_BYTES ? undefined : payload;
-}
-
-/**
- * Sends an offer to every worker listening on `tool_offers`, stamped with PostgreSQL's clock (the
- * one a worker's hold compares it with): a notification, so nothing is stored. As `json`, the offer
- * goes out as it was written, so the stamp adds its own few dozen bytes only.
- */
-export async function offerToolCall(pool: Pool, payload: string): Promise<void> {
-  await pool.query({
-    name: 'tool-call-offer',
-    text: `SELECT pg_notify('tool_offers', json_build_object('offeredAt', clock_timestamp(), 'offer', $1::json)::text)`,
-    values: [payload],
-  });
-}
-
-/** An offer as a worker heard it, or undefined for anything that is not one. */
-export function parseToolOffer(payload: string): HeardToolOffer | undefined {
-  try {
-    const parsed = heardToolOfferSchema.safeParse(JSON.parse(payload));
-    return parsed.success ? (parsed.data as HeardToolOffer) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The advisory locks of tool calls, keyed by this class and the hash of the call's id: apart from
- * every other lock, and a collision of two calls' hashes only makes one wait for the other.
- */
-const FIRST_ATTEMPT_LOCK_CLASS = 20261206;
-
-/**
- * Holds the call for a first attempt: a session lock on a connection of its own, on which the
- * attempt's own statements run too, so an attempt takes one connection and a worker that dies
- * mid-attempt lets go of the call with it. `held` when another attempt holds it already, `stale`
- * when the offer is older than `freshMs` on PostgreSQL's clock: an offer heard that late is left to
- * the workflow, which may have opened, or given up on, the call meanwhile. `release` lets go; a
- * connection that cannot unlock is closed, which lets go too.
- */
-export async function holdToolCall(
-  pool: Pool,
-  heard: { toolCallId: string; offeredAt: string; freshMs: number },
-): Promise<{ client: PoolClient; release(): Promise<void> } | 'held' | 'stale'> {
-  const client = await pool.connect();
-  const key = [FIRST_ATTEMPT_LOCK_CLASS, heard.toolCallId];
-  let held: 'now' | 'held' | 'stale' = 'stale';
-  try {
-    // CASE, so a stale offer never takes the lock (the operands of AND have no order).
-    const { rows } = await client.query<{ held: boolean | null }>(
-      `SELECT CASE WHEN clock_timestamp() - $3::timestamptz <= $4 * interval '1 millisecond'
-                   THEN pg_try_advisory_lock($1, hashtext($2)) END AS held`,
-      [...key, heard.offeredAt, heard.freshMs],
-    );
-    const answer = rows[0]?.held;
-    held = answer === true ? 'now' : answer === false ? 'held' : 'stale';
-  } finally {
-    if (held !== 'now') client.release();
-  }
-  if (held !== 'now') return held;
-  // Checked out, the client has no listener of the pool's: a connection lost meanwhile (the
-  // server restarted, or ended this session) would otherwise be an unhandled error in the worker.
-  let lost: Error | undefined;
-  const onLost = (err: Error) => (lost = err);
-  client.on('error', onLost);
-  return {
-    client,
-    async release() {
-      try {
-        if (lost) throw lost;
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', key);
-        client.removeListener('error', onLost);
-        client.release();
-      } catch (err) {
-        client.release(err instanceof Error ? err : new Error(String(err)));
-      }
-    },
-  };
-}
-
-/**
- * Whether a first attempt holds the call now. Asked by taking the lock shared for the statement's
- * own transaction only, so asking holds nothing past it (a first attempt trying for the lock in that
- * instant finds it taken and leaves the call to the workflow's attempt, which asked).
- */
-export async function toolCallHeld(pool: Pool, toolCallId: string): Promise<boolean> {
-  const { rows } = await pool.query<{ free: boolean }>({
-    name: 'tool-call-held',
-    text: 'SELECT pg_try_advisory_xact_lock_shared($1, hashtext($2)) AS free',
-    values: [FIRST_ATTEMPT_LOCK_CLASS, toolCallId],
-  });
-  return rows[0]?.free !== true;
 }

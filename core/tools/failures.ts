@@ -5,8 +5,11 @@ import { MediaFetchError } from '../net/fetch-media';
 
 /**
  * A failed fetch of a user's media URL as an activity failure. Whatever the cause, it is the
- * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx: a refused
- * address or too many redirects is INVALID_REQUEST, bytes of the wrong kind
+ * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx. Every URL
+ * the service will not fetch (a private, loopback, link-local or metadata address, a name that
+ * does not resolve, one of our own `/files/` URLs that is not the caller's) gets one answer,
+ * INVALID_REQUEST "may not be fetched", so no answer tells which internal names exist. Too many
+ * redirects is INVALID_REQUEST too, bytes of the wrong kind
  * UNSUPPORTED_MEDIA_TYPE, more than `cap.maxBytes` PAYLOAD_TOO_LARGE (naming its setting), and a host that does not answer, or
  * answers with an error, MEDIA_UNAVAILABLE (422). Only a 5xx or 429 from that host is worth
  * retrying, and it is retried under the same type, so the last attempt still names the cause.

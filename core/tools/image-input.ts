@@ -1,8 +1,9 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import sharp from 'sharp';
 import { permanentFailure } from '../errors/failures';
-import { fetchMedia, type FetchedMedia } from '../net/fetch-media';
+import type { FetchedMedia } from '../net/fetch-media';
 import { mediaFetchFailure } from './failures';
+import { openInputMedia, ownInputFile } from './input-media';
 import type { ToolContext } from './types';
 
 /**
@@ -72,18 +73,41 @@ export async function assertDecodes(body: Buffer, what: string): Promise<void> {
   }
 }
 
+type InputImageContext = Pick<ToolContext, 'http' | 'config' | 'signal' | 'storage' | 'userId'>;
+
+/** An input image's failure to be fetched, as the call's failure (413s name IMAGE_FETCH_MAX_BYTES). */
+const inputImageFailure = (err: unknown, ctx: InputImageContext) =>
+  mediaFetchFailure(err, 'The image', {
+    maxBytes: ctx.config.IMAGE_FETCH_MAX_BYTES,
+    setting: 'IMAGE_FETCH_MAX_BYTES',
+  });
+
 /**
- * A user's input image by URL. It is decoded in memory, so its body is streamed in and cut past
+ * A user's input image by URL (one of the caller's own files when it is a `/files/` URL of ours:
+ * openInputMedia). It is decoded in memory, so its body is streamed in and cut past
  * IMAGE_FETCH_MAX_BYTES (413 naming the setting), never read whole first.
  */
-export async function fetchInputImage(
-  url: string,
-  ctx: Pick<ToolContext, 'http' | 'config' | 'signal'>,
-): Promise<FetchedMedia> {
-  const maxBytes = ctx.config.IMAGE_FETCH_MAX_BYTES;
+export async function fetchInputImage(url: string, ctx: InputImageContext): Promise<FetchedMedia> {
+  const options = {
+    accept: 'image' as const,
+    maxBytes: ctx.config.IMAGE_FETCH_MAX_BYTES,
+    signal: ctx.signal,
+  };
   try {
-    return await fetchMedia(ctx.http, url, { accept: 'image', maxBytes, signal: ctx.signal });
+    return await (await openInputMedia(url, ctx, options)).read();
   } catch (err) {
-    throw mediaFetchFailure(err, 'The image', { maxBytes, setting: 'IMAGE_FETCH_MAX_BYTES' });
+    throw inputImageFailure(err, ctx);
+  }
+}
+
+/**
+ * Refuses, as fetchInputImage would, an input image a provider fetches itself by its URL: one of
+ * this service's `/files/` URLs that is not a file of the caller's.
+ */
+export function assertProviderMayFetch(url: string, ctx: InputImageContext): void {
+  try {
+    ownInputFile(url, ctx);
+  } catch (err) {
+    throw inputImageFailure(err, ctx);
   }
 }

@@ -1,11 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { permanentFailure } from '../errors/failures';
-import { openMedia } from '../net/fetch-media';
 import type { Config } from '../config/config';
 import { runProgram, type ProgramLimits } from '../process/run-program';
 import { formatBytes, mediaFetchFailure } from './failures';
+import { openInputMedia } from './input-media';
 import type { MergeVideosInput } from './schemas';
 import { storeOutput } from './store';
 import type { ProviderOutcome, ToolContext } from './types';
@@ -181,7 +181,7 @@ async function downloadVideos(urls: string[], dir: string, ctx: ToolContext): Pr
       `The videos are ${size} together; merge_videos takes at most ${formatBytes(total)} in all (MERGE_MAX_TOTAL_BYTES).`,
     );
   const opened = await Promise.allSettled(
-    urls.map((url) => openMedia(ctx.http, url, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
+    urls.map((url) => openInputMedia(url, ctx, { accept: 'video', maxBytes: perVideo, signal: ctx.signal })),
   );
   const videos = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
   const discardAll = () => videos.forEach((v) => v.discard());
@@ -275,6 +275,9 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       '128k',
       '-movflags',
       '+faststart',
+      // ffmpeg stops writing at the cap (and ends as if done): the size checked below tells.
+      '-fs',
+      String(ctx.config.MERGE_MAX_OUTPUT_BYTES),
       out,
     ];
     try {
@@ -284,8 +287,15 @@ export async function runMergeVideos(input: MergeVideosInput, ctx: ToolContext):
       ctx.logger.warn({ err }, 'ffmpeg failed');
       throw permanentFailure('PROVIDER_ERROR', 'The videos could not be merged.');
     }
+    const { size } = await stat(out);
+    if (size >= ctx.config.MERGE_MAX_OUTPUT_BYTES) {
+      throw permanentFailure(
+        'PAYLOAD_TOO_LARGE',
+        `The merged video would be larger than ${formatBytes(ctx.config.MERGE_MAX_OUTPUT_BYTES)}, the most merge_videos writes (MERGE_MAX_OUTPUT_BYTES).`,
+      );
+    }
     const merged = await probe(ctx.config, out, ctx.signal);
-    const asset = await storeOutput(ctx, 'merged.mp4', await readFile(out), 'video/mp4');
+    const asset = await storeOutput(ctx, 'merged.mp4', { file: out, size }, 'video/mp4');
     return {
       providerRunId: `ffmpeg:${ctx.toolCallId}`,
       output: {

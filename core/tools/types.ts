@@ -2,6 +2,7 @@ import type { Config } from '../config/config';
 import type { Database } from '../db/client';
 import type { Logger } from '../logging/logger';
 import type { GuardedHttp } from '../net/guarded-http';
+import type { Transport } from '../schemas/common';
 import type { ToolAsset } from '../schemas/events';
 import type { ObjectStorage } from '../storage/storage';
 
@@ -43,16 +44,8 @@ export interface RunToolInput {
   userId: string;
   chatId?: string;
   runId?: string;
-  /**
-   * The route a direct call came by (rest, mcp or console); a run's call, and a call started
-   * before this field existed, record their run's (or `rest`).
-   */
-  via?: 'rest' | 'mcp' | 'console';
-  /**
-   * Set when the route offered the call to the workers' first attempts (activities/tools.ts) right
-   * after its start: the workflow's attempt then waits while a first attempt holds the call.
-   */
-  offered?: boolean;
+  /** The route a direct call came by; a run's call records its run's. */
+  via?: Transport;
 }
 
 /**

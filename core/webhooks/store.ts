@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { insertUnderCap } from '../db/caps';
+import { CUTOFF } from '../db/retention';
 import { decodeCursor } from '../schemas/common';
 import type { DeliveryRow as DeliveryViewRow, EndpointRow } from '../schemas/webhooks';
-import type { EmitWebhookEventInput, WebhookEvent } from '../schemas/events';
+import type { WebhookEvent } from '../schemas/events';
+import type { WebhookEnvelope } from './envelope';
 
 /** A delivery row written with an event, to be started once its statement has committed. */
 export interface RecordedDelivery {
@@ -67,21 +69,6 @@ export function toRecorded(userId: string, rows: readonly DeliveryRow[]): Record
   }));
 }
 
-/** Records one event on its own, for a caller that has no state change to join it to. */
-export async function recordEvent(
-  db: Pool | PoolClient,
-  input: EmitWebhookEventInput,
-): Promise<RecordedDelivery[]> {
-  const { rows } = await db.query<{ deliveries: DeliveryRow[] }>({
-    name: 'record-webhook-event',
-    text: `WITH src AS (SELECT $1::uuid AS "userId", $2::text AS event, $3::text AS key, $4::jsonb AS data),
-           ${eventCte('recorded', { from: 'src', userId: 's."userId"', event: 's.event', key: 's.key', data: 's.data' })}
-           SELECT ${deliveriesColumn('recorded')} AS deliveries`,
-    values: [input.userId, input.event, input.idempotencyKey, JSON.stringify(input.data)],
-  });
-  return toRecorded(input.userId, rows[0]?.deliveries ?? []);
-}
-
 /** A PENDING delivery this long without an attempt of its series had no workflow take it. */
 const UNSTARTED_AFTER_SECONDS = 15;
 
@@ -97,6 +84,109 @@ export async function listUnstartedDeliveries(pool: Pool, limit = 100): Promise<
     [UNSTARTED_AFTER_SECONDS, limit],
   );
   return rows.flatMap(({ userId, ...row }) => toRecorded(userId, [row]));
+}
+
+/** A delivery as its next attempt needs it: its series and state, its envelope, its endpoint. */
+export interface DeliveryToAttempt {
+  series: number;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  event: WebhookEvent;
+  payload: WebhookEnvelope;
+  url: string;
+  secretEncrypted: string;
+  /** The secret a rotation replaced, while it still signs beside the new one. */
+  previousSecretEncrypted: string | null;
+  /** The endpoint is active and not deleted. */
+  live: boolean;
+  userId: string;
+  /** Attempts of the delivery's current series already in the log. */
+  made: number;
+}
+
+export async function selectDeliveryToAttempt(
+  pool: Pool,
+  deliveryId: string,
+): Promise<DeliveryToAttempt | undefined> {
+  const { rows } = await pool.query<DeliveryToAttempt>({
+    name: 'delivery-to-attempt',
+    text: `SELECT d.series, d.status, d.event, d.payload, e.url, e."secretEncrypted", e."userId",
+                  CASE WHEN e."previousSecretExpiresAt" > now() THEN e."previousSecretEncrypted" END
+                    AS "previousSecretEncrypted",
+                  e."isActive" AND e."deletedAt" IS NULL AS live,
+                  (SELECT count(*)::int FROM "WebhookAttempt" a WHERE a."deliveryId" = d.id AND a.series = d.series)
+                    AS made
+             FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+            WHERE d.id = $1`,
+    values: [deliveryId],
+  });
+  return rows[0];
+}
+
+/** One attempt in the log; the same attempt of a series written twice stays one row. */
+export async function insertAttempt(
+  pool: Pool,
+  attempt: {
+    deliveryId: string;
+    series: number;
+    attempt: number;
+    startedAt: Date;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseBody: string | null;
+    signedContent: string;
+    requestHeaders: Record<string, string>;
+  },
+): Promise<void> {
+  await pool.query({
+    name: 'delivery-attempt',
+    text: `INSERT INTO "WebhookAttempt"
+                  (id, "deliveryId", series, attempt, "startedAt", "durationMs", "statusCode", error, "responseBody",
+                   "signedContent", "requestHeaders")
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           ON CONFLICT ("deliveryId", series, attempt) DO NOTHING`,
+    values: [
+      randomUUID(),
+      attempt.deliveryId,
+      attempt.series,
+      attempt.attempt,
+      attempt.startedAt,
+      attempt.durationMs,
+      attempt.statusCode,
+      attempt.error,
+      attempt.responseBody,
+      attempt.signedContent,
+      JSON.stringify(attempt.requestHeaders),
+    ],
+  });
+}
+
+/** After a 2xx: PENDING → DELIVERED, for the series that made the attempt; false when it no longer was. */
+export async function markDelivered(
+  pool: Pool,
+  delivery: { deliveryId: string; series: number },
+): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'delivery-delivered',
+    text: `UPDATE "WebhookDelivery" SET status = 'DELIVERED', "deliveredAt" = now(), "updatedAt" = now()
+            WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
+    values: [delivery.deliveryId, delivery.series],
+  });
+  return rowCount === 1;
+}
+
+/** After the last attempt: PENDING → FAILED, unless a newer series has taken over. */
+export async function markDeliveryFailed(
+  pool: Pool,
+  delivery: { deliveryId: string; series: number },
+): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'delivery-failed',
+    text: `UPDATE "WebhookDelivery" SET status = 'FAILED', "updatedAt" = now()
+            WHERE id = $1 AND series = $2 AND status = 'PENDING'`,
+    values: [delivery.deliveryId, delivery.series],
+  });
+  return rowCount === 1;
 }
 
 // Endpoints and the attempt log, as the management routes see them. Hand-written: the delivery list
@@ -299,4 +389,40 @@ export async function rotateEndpointSecret(
     [input.endpointId, input.userId, input.secretEncrypted, input.overlapSeconds],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Deletes a batch of settled deliveries (DELIVERED or FAILED) recorded longer than `retentionMs`
+ * ago, oldest first, with their attempts (by the foreign key). A PENDING one is still being
+ * delivered, or redelivered, and stays. Answers the deliveries deleted.
+ */
+export async function deleteOldDeliveries(pool: Pool, retentionMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "WebhookDelivery"
+      WHERE id = ANY(ARRAY(SELECT id FROM "WebhookDelivery" WHERE "createdAt" < ${CUTOFF} AND status <> 'PENDING'
+                            ORDER BY "createdAt" LIMIT $2))
+        AND status <> 'PENDING'`,
+    [retentionMs, batch],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Clears what a batch of attempts made longer than `retentionMs` ago sent (the signed string and
+ * the request headers, kept for a receiver's signature check), oldest first; the attempt's outcome
+ * stays with its delivery. Answers the attempts cleared.
+ */
+export async function clearOldAttemptContent(
+  pool: Pool,
+  retentionMs: number,
+  batch: number,
+): Promise<number> {
+  const { rowCount } = await pool.query(
+    `UPDATE "WebhookAttempt" SET "signedContent" = NULL, "requestHeaders" = NULL
+      WHERE id = ANY(ARRAY(SELECT id FROM "WebhookAttempt"
+                            WHERE ("signedContent" IS NOT NULL OR "requestHeaders" IS NOT NULL) AND "startedAt" < ${CUTOFF}
+                            ORDER BY "startedAt" LIMIT $2))`,
+    [retentionMs, batch],
+  );
+  return rowCount ?? 0;
 }

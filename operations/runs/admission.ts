@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../../core/errors/app-error';
 import { hostRefusal, NOT_PUBLIC_MESSAGE } from '../../core/net/public-url';
+import { fileUrlOf } from '../../core/storage/signing';
 import { addLogContext } from '../../core/logging/context';
 import { runsAdmitted } from '../../core/metrics/registry';
 import { retryOnConflict } from '../../core/db/client';
@@ -75,11 +76,22 @@ async function runActiveError(deps: OperationDeps, userId: string, chatId: strin
 }
 
 /**
- * Refuses, before anything is written, an image URL whose host is private or does not resolve:
- * the model and the tools would fetch it later, on the worker, from inside the network.
+ * Why an image URL of a turn is refused (undefined when it is not), for the log only. A `/files/`
+ * URL of this service is refused whoever's file it names: the turn would keep it, and no
+ * stored `image_urls` is ever signed afresh (an upload is named by `attachmentIds`).
+ */
+async function imageUrlRefusal(deps: OperationDeps, url: string): Promise<string | undefined> {
+  if (fileUrlOf(deps.config, url)) return 'a file URL of this service';
+  return hostRefusal(new URL(url), deps.config);
+}
+
+/**
+ * Refuses, before anything is written, an image URL whose host is private or does not resolve
+ * (the model and the tools would fetch it later, on the worker, from inside the network), or
+ * that names this service's own files. Every refusal reads the same: NOT_PUBLIC_MESSAGE.
  */
 async function assertPublicImageUrls(deps: OperationDeps, urls: readonly string[]): Promise<void> {
-  const refusals = await Promise.all(urls.map((url) => hostRefusal(new URL(url), deps.config)));
+  const refusals = await Promise.all(urls.map((url) => imageUrlRefusal(deps, url)));
   const details = refusals.flatMap((reason, i) => {
     if (reason === undefined) return [];
     deps.logger.info({ index: i, reason }, 'image URL refused at admission');

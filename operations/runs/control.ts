@@ -11,7 +11,7 @@ import {
   type WaitpointRow,
 } from '../../core/runs/store';
 import { agentWorkflowId, planDecisionSignal } from '../../workflows/agent.contract';
-import { runningExecutionOf } from '../../workflows/client';
+import { runningExecutionOf } from '../temporal';
 import { planHashOf } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
 

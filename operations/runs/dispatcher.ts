@@ -1,8 +1,8 @@
-import { CANCELLED_MESSAGE, finishRun, markRunsChecked } from '../../core/runs/store';
+import { CANCELLED_MESSAGE, finishRun, markRunsChecked, selectQueuedRuns } from '../../core/runs/store';
 import { repeatEvery } from '../../core/process/loop';
-import { startDeliveries, starterOf } from '../../workflows/client';
+import { startDeliveries, starterOf } from '../temporal';
 import type { OperationDeps } from '../deps';
-import { startRun, type RunToStart } from './start';
+import { startRun } from './start';
 
 const INTERVAL_MS = 2_000;
 /** Younger runs are still being started by the request that admitted them. */
@@ -23,17 +23,11 @@ export function startDispatcher(deps: OperationDeps, intervalMs = INTERVAL_MS): 
   const starter = starterOf(deps);
 
   const tick = async () => {
-    const { rows } = await deps.db.pool.query<RunToStart & { stopRequested: boolean }>(
-      `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId", r."planMode", r.via,
-              r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
-         FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
-        WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
-          AND r."createdAt" < now() - make_interval(secs => $1)
-          AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $3))
-        ORDER BY r."createdAt"
-        LIMIT $2`,
-      [GRACE_SECONDS, BATCH, RECHECK_SECONDS],
-    );
+    const rows = await selectQueuedRuns(deps.db.pool, {
+      graceSeconds: GRACE_SECONDS,
+      recheckSeconds: RECHECK_SECONDS,
+      limit: BATCH,
+    });
     for (const { stopRequested, ...run } of rows) {
       if (stopped) return;
       if (!stopRequested) {

@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import type { queuedTurnSchema, RunSnapshot, WaitpointDto, PlanDecisionInput } from '../../core/schemas/runs';
+import type {
+  CompletionFormInput,
+  CompletionInput,
+  queuedTurnSchema,
+  RunSnapshot,
+  WaitpointDto,
+  PlanDecisionInput,
+} from '../../core/schemas/runs';
 import { toWaitpointDto } from '../../core/schemas/runs';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
@@ -7,7 +14,7 @@ import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
-import { credentialOf, openRunStream, type OpenStreamInput } from './events';
+import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
 import { weakEtag } from '../../core/hashing/canonical';
@@ -18,6 +25,7 @@ import { watchRun } from './watch';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
+import { heldOpen, type Streams } from '../streams';
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
@@ -33,8 +41,27 @@ export interface SendTurnInput {
   traceparent?: string;
 }
 
+/**
+ * A send as its request reads it (a JSON body, a form, MCP's arguments), for sendTurn: every
+ * transport maps it here, so none can leave a field out.
+ */
+export function turnInput(
+  body: CompletionInput | CompletionFormInput,
+  received: { files?: readonly ReceivedFile[]; traceparent?: string } = {},
+): SendTurnInput {
+  return {
+    text: body.text,
+    chatId: body.chatId,
+    imageUrls: 'image_urls' in body ? body.image_urls : [],
+    attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
+    planMode: body.planMode,
+    files: received.files ?? [],
+    traceparent: received.traceparent,
+  };
+}
+
 /** Turns and runs, as every transport (REST, MCP, the console) drives them. */
-export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) {
+export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, streams: Streams) {
   const polls = createPollMemory(hub);
   // A start into a chat whose previous execution is still closing waits for that first, so it is
   // paced apart: a client chaining turns in its chat does not decide for sends into other chats.
@@ -53,12 +80,12 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
     if (runId && earlier) return { ...earlier, runId, status: 'queued' };
-    const uploads: PreparedAttachment[] = await putObjects(deps.storage, caller.userId, input.files);
+    const uploads: PreparedAttachment[] = await putObjects(deps, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
       admitted = await admitTurn(deps, { userId: caller.userId, via: caller.via, ...input, runId }, uploads);
     } catch (err) {
-      await discardObjects(deps.storage, uploads);
+      await discardObjects(deps, uploads);
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
@@ -74,7 +101,7 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
     startsInFlight.add(starting);
     void starting.finally(() => startsInFlight.delete(starting));
     const pace = admitted.closingExecution ? paces.afterClosing : paces.fresh;
-    const triggerRunId = await pace.idInTime(starting);
+    const triggerRunId = deps.config.SEND_START_WAIT === 'off' ? null : await pace.idInTime(starting);
     return {
       chatId: admitted.run.chatId,
       messageId: admitted.messageId,
@@ -115,18 +142,28 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub) 
       return polls.unchanged({ userId: caller.userId, ...ids });
     },
 
-    /** The run each time it changes, until `signal` aborts (see watchRun); not the caller's: a 404. */
+    /**
+     * The run each time it changes, until `signal` aborts (see watchRun); not the caller's: a 404.
+     * One of the caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past them; a 401
+     * when the credential it was opened with ends).
+     */
     watchRun(
       caller: Caller,
       ids: Omit<RunScope, 'userId'>,
       signal: AbortSignal,
     ): AsyncGenerator<RunSnapshot> {
-      return watchRun(deps, hub, { userId: caller.userId, ...ids }, signal);
+      return heldOpen(streams, caller, signal, (held) =>
+        watchRun(deps, hub, { userId: caller.userId, ...ids }, held),
+      );
     },
 
-    /** The run's live stream (see openRunStream); a run that is not the caller's is a 404. */
-    streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
-      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, credentialOf(deps, caller));
+    /**
+     * The run's live stream (see openRunStream); a run that is not the caller's is a 404. One of the
+     * caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past them).
+     */
+    async streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
+      const wait = await streams.open(caller, input.signal);
+      return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, wait);
     },
 
     /**

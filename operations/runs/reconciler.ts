@@ -7,12 +7,10 @@ import {
   listStaleRuns,
   listUnfinishedRuns,
   markRunsChecked,
-  pruneRunEvents,
+  underReconcilerLock,
   type UnfinishedRun,
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
-import { deleteExpiredKeys } from '../../core/idempotency/store';
-import { sweepOAuth } from '../../core/oauth/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
@@ -20,17 +18,16 @@ import {
   runStateQuery,
 } from '../../workflows/agent.contract';
 import { repeatEvery } from '../../core/process/loop';
-import { startDeliveries, startDelivery, starterOf } from '../../workflows/client';
+import { startDeliveries, startDelivery, starterOf } from '../temporal';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
 import type { OperationDeps } from '../deps';
+import { createRetention, type RetentionReport } from '../retention';
 
 const INTERVAL_MS = 5_000;
 /** Visibility lags a closing execution by a moment: each look reaches back over the last one. */
 const LOOKBACK_OVERLAP_MS = 60_000;
 /** How far the first look of a process reaches back. */
 const FIRST_LOOKBACK_MS = 60 * 60_000;
-/** One advisory lock for every process: a pass runs in one of them at a time. */
-const RECONCILER_LOCK = 72_707_370;
 /**
  * How long the reconciler waits for a workflow to answer its state query: one whose worker is
  * gone would otherwise hold the whole pass until Temporal's own query timeout (30 s). Unanswered,
@@ -44,12 +41,8 @@ export interface ReconcilePass {
   runsEnded: number;
   deliveriesStarted: number;
   signalsResent: number;
-  /** Idempotency keys past their 24 hours, deleted. */
-  idempotencyKeysExpired: number;
-  /** Live-stream events of runs finished longer than RUN_EVENTS_RETENTION ago, deleted. */
-  runEventsPruned: number;
-  /** OAuth codes past their lifetime, grants dead for a day, clients idle past OAUTH_CLIENT_IDLE_TTL: deleted. */
-  oauthSwept: { codes: number; grants: number; clients: number };
+  /** What the retention pass deleted (housekeeping, not a repair: not counted). */
+  retention: RetentionReport;
 }
 
 /**
@@ -65,6 +58,7 @@ export function startReconciler(
 ): { stop(): Promise<void>; pass(): Promise<ReconcilePass | null> } {
   let lookedAt = Date.now() - FIRST_LOOKBACK_MS;
   const starter = starterOf(deps);
+  const retention = createRetention(deps);
 
   const endRun = async (run: UnfinishedRun, why: string, kind: string) => {
     const ended = await finishRun(deps.db.pool, {
@@ -176,32 +170,18 @@ export function startReconciler(
     return resent;
   };
 
-  const pass = async (): Promise<ReconcilePass | null> => {
-    const lock = await deps.db.pool.connect();
-    try {
-      const { rows } = await lock.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-        RECONCILER_LOCK,
-      ]);
-      if (!rows[0]?.locked) return null;
-      try {
-        const startedAt = Date.now();
-        const report = {
-          runsEnded: (await closedExecutions(lookedAt - LOOKBACK_OVERLAP_MS)) + (await staleRuns()),
-          deliveriesStarted: await undeliveredEvents(),
-          signalsResent: await lostSignals(),
-          idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
-          runEventsPruned: await pruneRunEvents(deps.db.pool, deps.config.RUN_EVENTS_RETENTION),
-          oauthSwept: await sweepOAuth(deps.db.pool, { clientIdleMs: deps.config.OAUTH_CLIENT_IDLE_TTL }),
-        };
-        lookedAt = startedAt;
-        return report;
-      } finally {
-        await lock.query('SELECT pg_advisory_unlock($1)', [RECONCILER_LOCK]);
-      }
-    } finally {
-      lock.release();
-    }
-  };
+  const pass = (): Promise<ReconcilePass | null> =>
+    underReconcilerLock(deps.db.pool, async () => {
+      const startedAt = Date.now();
+      const report = {
+        runsEnded: (await closedExecutions(lookedAt - LOOKBACK_OVERLAP_MS)) + (await staleRuns()),
+        deliveriesStarted: await undeliveredEvents(),
+        signalsResent: await lostSignals(),
+        retention: await retention.pass(),
+      };
+      lookedAt = startedAt;
+      return report;
+    });
 
   const loop = repeatEvery('reconciler', intervalMs, deps.logger, pass);
   return { pass, stop: () => loop.stop() };

@@ -1,15 +1,15 @@
 import { NotFoundError } from '../../core/errors/app-error';
 import { selectRunSnapshot } from '../../core/runs/store';
 import { toRunSnapshot, type RunSnapshot } from '../../core/schemas/runs';
-import { refreshFileUrls } from '../../core/storage/signing';
+import { refreshToolResult } from '../../core/storage/signing';
 import { modelStepActivity, PLAN_WAIT_ACTIVITY } from '../../workflows/agent.contract';
 import type { OperationDeps } from '../deps';
 
 /**
  * The run, its tool calls and waitpoints in one indexed read, scoped to the caller's chat: the
  * activities write everything the snapshot shows as they go, each model step its number from its
- * start (see gateStep), so no poll asks the workflow anything. (A v6 model step is a local
- * activity: a query would wait behind it for up to 8 s.)
+ * start (see gateStep), so no poll asks the workflow anything. (A model step is a local activity:
+ * a query would wait behind it for up to 8 s.)
  */
 export async function loadSnapshot(
   deps: OperationDeps,
@@ -26,7 +26,11 @@ export async function loadSnapshotAt(
   const row = await selectRunSnapshot(deps.db.pool, ids);
   if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
   if (!row.run) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
-  const snapshot = refreshFileUrls(deps.config, toRunSnapshot(row.run));
+  const snapshot = toRunSnapshot(row.run);
+  snapshot.toolCalls = snapshot.toolCalls.map((call) => {
+    const result = refreshToolResult(deps.config, call.result, ids.userId);
+    return result === call.result ? call : { ...call, result };
+  });
   snapshot.activity = activityOf(snapshot);
   return { snapshot, eventSeq: Number(row.run.eventSeq ?? 0) };
 }

@@ -1,7 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
-import { runningExecutionOf, startAgentRun, type RunVia } from '../../workflows/client';
+import type { Transport } from '../../core/schemas/common';
+import { runningExecutionOf, startAgentRun } from '../temporal';
 import type { OperationDeps } from '../deps';
 
 /** A start that has not answered by then leaves the run to the dispatcher. */
@@ -16,7 +17,7 @@ const CLOSING_WAIT_MS = 3_000;
 export const RECENTLY_ENDED_SECONDS = 10;
 
 /** The run's workflow input, and the route that admitted it (for its records in Temporal). */
-export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: RunVia };
+export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: Transport };
 
 /**
  * Who asks for the start: the request that admitted the run, which nothing else has started yet

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { FaultPoint } from '../../core/config/fault-points';
-import type { TemporalService } from '../../core/embedded/temporal-cluster';
+import type { TemporalService } from '../../apps/stack/embedded/temporal-cluster';
 import { createTemporalClient, type TemporalClientHandle } from '../../core/temporal/connection';
 import { startMinio, type MinioServer } from '../support/minio';
 import { declareNotRun } from '../support/not-run';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { get as httpGet } from 'node:http';
-import { BACKGROUND_NICE } from '../../core/process/priority';
-import { liveProcess } from '../../core/process/procfs';
+import { BACKGROUND_NICE } from '../../apps/stack/process/priority';
+import { liveProcess } from '../../apps/stack/process/procfs';
 import { send, signUp, startImageServer, startReceiver, subscribe, type Account } from '../faults/support';
 import { expectedPriority, priorityOf } from '../support/priority';
 import { waitFor } from '../support/wait';

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { TEMPORAL_DATABASES, TEMPORAL_SERVICES } from '../../core/embedded/temporal-cluster';
+import { TEMPORAL_DATABASES, TEMPORAL_SERVICES } from '../../apps/stack/embedded/temporal-cluster';
 import { preparedTool } from '../../testkit/prepared';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 

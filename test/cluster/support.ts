@@ -6,7 +6,7 @@
  * through its one address and kill its processes.
  */
 import { Pool } from 'pg';
-import { portProblem } from '../../core/process/ports';
+import { portProblem } from '../../apps/stack/process/ports';
 import { freePort } from '../../testkit/stack';
 import {
   removeSettings,

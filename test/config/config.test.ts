@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../core/config/config';
+import { ConfigError, loadConfig, operatorHost } from '../../core/config/config';
 
 const valid = {
   DATABASE_URL: 'postgresql://u:p@localhost:5432/db',
@@ -137,18 +137,6 @@ describe('configuration', () => {
       );
   });
 
-  it('leaves the worker a database connection past its first attempts of tool calls', () => {
-    assert.equal(loadConfig(valid).WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS, 2);
-    assert.equal(
-      loadConfig({ ...valid, DATABASE_POOL_SIZE: '1', WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: '0' })
-        .DATABASE_POOL_SIZE,
-      1,
-    );
-    assert.deepEqual(problems({ ...valid, DATABASE_POOL_SIZE: '2' }), [
-      'WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: must be less than DATABASE_POOL_SIZE (2): each first attempt holds one of its connections',
-    ]);
-  });
-
   it('requires a missing DATABASE_URL', () => {
     assert.ok(problems({ APP_SECRET: valid.APP_SECRET }).some((p) => p.startsWith('DATABASE_URL:')));
   });
@@ -172,5 +160,21 @@ describe('configuration', () => {
 
   it('refuses a malformed price', () => {
     assert.ok(problems({ ...valid, PRICE_CROP_IMAGE: '-1' }).some((p) => p.startsWith('PRICE_CROP_IMAGE:')));
+  });
+
+  it('keeps the operator ports on loopback unless METRICS_TOKEN guards them, whatever HOST says', () => {
+    const token = 'metrics-token-0123456789';
+    assert.equal(operatorHost(loadConfig(valid)), '127.0.0.1');
+    assert.equal(operatorHost(loadConfig({ ...valid, HOST: '0.0.0.0' })), '127.0.0.1');
+    assert.equal(operatorHost(loadConfig({ ...valid, HOST: '0.0.0.0', METRICS_TOKEN: token })), '0.0.0.0');
+    assert.equal(operatorHost(loadConfig({ ...valid, METRICS_HOST: '::1' })), '::1');
+    assert.equal(
+      operatorHost(loadConfig({ ...valid, METRICS_HOST: '10.0.0.5', METRICS_TOKEN: token })),
+      '10.0.0.5',
+    );
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'metrics.internal'])
+      assert.deepEqual(problems({ ...valid, METRICS_HOST: host }), [
+        'METRICS_HOST: beyond loopback needs METRICS_TOKEN: set it, or leave METRICS_HOST unset (127.0.0.1)',
+      ]);
   });
 });

@@ -4,12 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import type { ActivityDeps } from '../../activities/deps';
+import { embeddedDefaults } from '../../apps/stack/defaults';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { freePort, testStack } from '../../testkit/stack';
 import type { TestUser } from '../../testkit/users';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /** Debian's chromium, headless, driven by puppeteer-core (its own browser download cannot run here). */
+
+/** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
+export const SHOTS =
+  process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 360, height: 740 };
@@ -27,6 +32,13 @@ export function launchBrowser(): Promise<Browser> {
     defaultViewport: DESKTOP,
   });
 }
+
+/**
+ * Resolves once the page has painted twice: a full-page screenshot right after the window was
+ * resized can show stale paint below a focused control in headless Chromium.
+ */
+export const painted = (page: Page) =>
+  page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
 
 /** An element by its accessible name (and role), as a screen reader finds it. */
 export const aria = (name: string, role?: string) =>
@@ -83,13 +95,15 @@ export async function startConsoleStack(
   options: { worker?: boolean; deps?: Partial<ActivityDeps>; port?: number; publicBaseUrl?: string } = {},
 ): Promise<ConsoleStack> {
   const port = options.port ?? (await freePort());
+  // As `npm start` serves the console: the local model and image provider, the sign-up grant, no
+  // per-address sign-up limit on this machine.
   const config = (await testStack()).config({
+    ...embeddedDefaults({
+      host: '127.0.0.1',
+      filesDir: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
+    }),
     TEMPORAL_TASK_QUEUE: `console-${randomUUID()}`,
-    MODEL_PROVIDER: 'local',
-    IMAGE_PROVIDER: 'local-preview',
     PUBLIC_BASE_URL: options.publicBaseUrl ?? `http://127.0.0.1:${port}`,
-    STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-console-')),
-    SIGN_UP_RATE_LIMIT_PER_HOUR: '1000',
   });
   const worker = options.worker === false ? undefined : await startWorker({ config, deps: options.deps });
   const gateway = await startGateway({ config, port });

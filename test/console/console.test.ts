@@ -15,16 +15,15 @@ import { solidPng } from '../support/fake-providers';
 import {
   DESKTOP,
   PHONE,
+  SHOTS,
   aria,
+  painted,
   consolePage,
   launchBrowser,
   startConsoleStack,
   type ConsoleStack,
 } from './browser';
 
-/** Where the screenshots go (CI keeps them as artefacts); docs/images holds a copy of them. */
-const SHOTS =
-  process.env.CONSOLE_SCREENSHOTS_DIR ?? path.resolve(__dirname, '../../.scratch/console-screenshots');
 const PASSWORD = 'a long enough password';
 
 /** A webhook receiver that fails until told to answer. */
@@ -116,6 +115,7 @@ describe('the console in a browser', function () {
     assert.deepEqual(serious, [], `axe on the ${name} page`);
     await page.screenshot({ path: path.join(SHOTS, `console-${name}-desktop.png`), fullPage: true });
     await page.setViewport(PHONE);
+    await painted(page);
     const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
     assert.ok(overflow <= 0, `the ${name} page is ${overflow} px wider than a 360 px window`);
     await page.screenshot({ path: path.join(SHOTS, `console-${name}-phone.png`), fullPage: true });

@@ -52,6 +52,22 @@ describe('console routes under /console/api/v1', () => {
     assert.equal(after, before);
   });
 
+  it('tells the console who is signed in, and a visitor that nobody is, with 200 either way', async () => {
+    const signedIn = await fetch(`${gateway.url}/console/api/session`, { headers: { cookie: user.cookie } });
+    assert.equal(signedIn.status, 200);
+    assert.equal(((await signedIn.json()) as { user: { id: string } }).user.id, user.userId);
+    for (const cookie of [undefined, 'svc_session=not-a-session']) {
+      const visitor = await fetch(`${gateway.url}/console/api/session`, {
+        headers: cookie ? { cookie } : {},
+      });
+      assert.equal(visitor.status, 200);
+      assert.deepEqual(await visitor.json(), { user: null });
+      assert.equal(visitor.headers.get('cache-control'), 'no-store');
+    }
+    // The public route keeps DECISIONS' answer.
+    assert.equal((await fetch(`${gateway.url}/api/auth/session`)).status, 401);
+  });
+
   it('still refuses the session cookie on the public routes', async () => {
     const res = await fetch(`${gateway.url}/api/v1/chats`, { headers: { cookie: user.cookie } });
     assert.equal(res.status, 401);

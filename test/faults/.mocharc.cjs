@@ -1,5 +1,5 @@
 // The fault suite (npm run test:faults): real gateway and worker processes, killed and restarted.
-// Tests run the embedded PostgreSQL without fsync (the one switch, see core/embedded/postgres.ts):
+// Tests run the embedded PostgreSQL without fsync (the one switch, see apps/stack/embedded/postgres.ts):
 // a test database needs no crash safety, and syncing would slow every test.
 process.env.EMBEDDED_POSTGRES_DURABLE ??= 'false';
 

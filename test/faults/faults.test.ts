@@ -345,6 +345,45 @@ describe('faults (real processes)', function () {
     }
   });
 
+  it('answers a crop whose worker freezes mid-crop (SIGSTOP) from another worker, and charges it once', async () => {
+    // A window long enough for a takeover, short enough that a call left to fail answers within it.
+    const env = appEnv(infra, { TOOL_ROUTE_TIMEOUT: '2m' });
+    const frozen = track(await startWorker(env));
+    const gateway = await startGateway(env);
+    track(gateway.process);
+    const account = await signUp(gateway.url);
+    // Every fetch of the image takes 12 s: the frozen worker is caught holding the crop.
+    const image = await startImageServer({ width: 40, height: 30, background: '#a73' }, { delayMs: 12_000 });
+    try {
+      const started = Date.now();
+      const answer = fetch(`${gateway.url}/api/v1/tools/crop_image`, {
+        method: 'POST',
+        headers: { ...account.bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ image_url: image.url, x: 0, y: 0, width: 20, height: 10 }),
+      });
+      await waitFor(async () => (image.requests() > 0 ? true : undefined), { what: 'the crop to begin' });
+      frozen.signal('SIGSTOP');
+      track(await startWorker(env));
+      const res = await answer;
+      const body = (await res.json()) as { providerRunId?: string; code?: string };
+      console.log(`      answered ${res.status} after ${Math.round((Date.now() - started) / 1000)} s`);
+      assert.equal(res.status, 200, JSON.stringify(body));
+
+      const call = async () => {
+        const { rows } = await infra.pool.query<{ status: string; charges: number }>(
+          `SELECT t.status, (SELECT count(*)::int FROM "CreditLedgerEntry" l WHERE l."toolCallId" = t.id) AS charges
+             FROM "ToolCall" t WHERE t."providerRunId" = $1`,
+          [body.providerRunId],
+        );
+        return rows[0];
+      };
+      assert.deepEqual(await call(), { status: 'SUCCEEDED', charges: 1 }, 'recorded and charged once');
+    } finally {
+      await frozen.kill();
+      await image.close();
+    }
+  });
+
   it('goes on when the Temporal server restarts mid-run; /readyz says 503, then 200', async () => {
     const env = appEnv(infra, { PLAN_APPROVAL_TIMEOUT: '10m' });
     const gateway = await startGateway(env);
@@ -588,7 +627,7 @@ describe('faults (real processes)', function () {
           `${JSON.stringify(parallel)}\n${a.process.output().slice(-3000)}`,
         );
 
-        // The limit is 8 sends a minute per key, counted in the database: the race above used 8.
+        // The limit is 8 sends a minute per user, counted in the database: the race above used 8.
         const over = await Promise.all([
           send(a.url, account, { text: 'one more' }),
           send(b.url, account, { text: 'and one more' }),

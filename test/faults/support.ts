@@ -19,10 +19,10 @@ import {
   embeddedPostgresDurable,
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
-} from '../../core/embedded/postgres';
-import { devServerArgs } from '../../core/embedded/temporal-cli';
-import type { TemporalService } from '../../core/embedded/temporal-cluster';
-import { liveProcess } from '../../core/process/procfs';
+} from '../../apps/stack/embedded/postgres';
+import { devServerArgs } from '../../apps/stack/embedded/temporal-cli';
+import type { TemporalService } from '../../apps/stack/embedded/temporal-cluster';
+import { liveProcess } from '../../apps/stack/process/procfs';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { preparedTool } from '../../testkit/prepared';
 import { startTestCluster, type TestCluster } from '../../testkit/temporal-cluster';
@@ -193,8 +193,14 @@ export interface AppProcess extends WatchedOutput {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** An app process that can also be frozen. */
+export interface AppTree extends AppProcess {
+  /** Sends `signal` to the whole tree without waiting for it: SIGSTOP freezes it, SIGCONT thaws it. */
+  signal(signal: NodeJS.Signals): void;
+}
+
 /** `npm run start:<app>` in its own process group, with the given environment. */
-export function startApp(app: 'gateway' | 'worker', env: Record<string, string>): AppProcess {
+export function startApp(app: 'gateway' | 'worker', env: Record<string, string>): AppTree {
   const child = spawn('npm', ['run', '-s', `start:${app}`], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -214,6 +220,9 @@ export function startApp(app: 'gateway' | 'worker', env: Record<string, string>)
         return;
       }
       await exited;
+    },
+    signal(signal) {
+      process.kill(-(child.pid as number), signal);
     },
   };
 }
@@ -237,9 +246,11 @@ export function appEnv(infra: Infra, extra: Record<string, string> = {}): Record
     ALLOW_INSECURE_WEBHOOKS: 'true',
     SEND_RATE_LIMIT_PER_MINUTE: '100000',
     API_RATE_LIMIT_PER_MINUTE: '100000',
-    // One account drives the whole load: its per-user caps are raised, as an operator would.
+    // One account drives the whole load: its per-user caps are raised, and its tools paid for, as
+    // an operator would.
     MAX_ACTIVE_RUNS_PER_USER: '100000',
     MAX_ACTIVE_TOOL_CALLS_PER_USER: '100000',
+    CREDIT_GRANT_ON_SIGN_UP: '1000000',
     ...extra,
   };
 }
@@ -266,7 +277,7 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
   return { url, process: proc };
 }
 
-export async function startWorker(env: Record<string, string>): Promise<AppProcess> {
+export async function startWorker(env: Record<string, string>): Promise<AppTree> {
   const proc = startApp('worker', env);
   await proc.waitForLine(/worker running/, 90_000);
   return proc;
@@ -390,22 +401,26 @@ export async function send(
   return { ...((await res.json()) as object), status: res.status };
 }
 
-/** A PNG served on loopback for crop turns. */
-/** Serves one PNG of a plain colour, drawn here, for the tools to fetch. */
-export async function startImageServer(image: {
-  width: number;
-  height: number;
-  background: string;
-}): Promise<{ url: string; close(): Promise<void> }> {
+/** Serves one PNG of a plain colour, drawn here, for the tools to fetch; each answer `delayMs` late. */
+export async function startImageServer(
+  image: { width: number; height: number; background: string },
+  { delayMs = 0 }: { delayMs?: number } = {},
+): Promise<{ url: string; requests(): number; close(): Promise<void> }> {
   const png = await sharp({ create: { ...image, channels: 3 } })
     .png()
     .toBuffer();
+  let requests = 0;
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+    requests += 1;
+    setTimeout(() => {
+      if (!res.destroyed)
+        res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+    }, delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/picture.png`,
+    requests: () => requests,
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -70,4 +70,64 @@ describe('/docs in a browser, offline', function () {
     assert.equal(violation, 'script-src-elem');
     assert.deepEqual(refused, [], 'the page asked no other host for anything');
   });
+
+  it('shows no control that needs Scalar’s services, logs no error, and tries GET /api/v1/chats unfiltered', async () => {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 900 });
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('response', (r) => {
+      if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${gateway.url}/docs#tag/chats/GET/api/v1/chats`, { waitUntil: 'networkidle0' });
+    const tryIt = 'Test Request\n(get /api/v1/chats)';
+    const controls = `[...document.querySelectorAll('button, a, [role="button"]')]
+      .map((el) => (el.innerText || el.getAttribute('aria-label') || '').trim())`;
+    await page.waitForFunction(`${controls}.includes(${JSON.stringify(tryIt)})`, {
+      timeout: 60_000,
+      polling: 200,
+    });
+    // "Ask AI" sends the document to Scalar's agent, the MCP buttons open Scalar's generator, and
+    // the developer tools share and deploy through Scalar's registry: none can work here.
+    const shown = new Set((await page.evaluate(controls)) as string[]);
+    const vendor = [
+      'Ask AI',
+      'Generate MCP',
+      'Connect MCP',
+      'VS Code',
+      'Cursor',
+      'Developer Tools',
+      'Share',
+      'Deploy',
+    ];
+    assert.deepEqual(
+      vendor.filter((name) => shown.has(name)),
+      [],
+    );
+
+    await page.evaluate(`[...document.querySelectorAll('button')]
+      .find((b) => b.innerText.trim() === ${JSON.stringify(tryIt)}).click()`);
+    // The client's query parameters: a row's checkbox says whether the request sends it.
+    const rows = `[...document.querySelectorAll('input[type=checkbox]')].map((box) => ({
+      row: (box.closest('tr, li, div')?.innerText ?? '').trim().split('\\n')[0],
+      sent: box.checked,
+    }))`;
+    await page.waitForFunction(`${rows}.some((r) => r.row === 'favorite')`, {
+      timeout: 30_000,
+      polling: 200,
+    });
+    const params = (await page.evaluate(rows)) as { row: string; sent: boolean }[];
+    assert.deepEqual(
+      params.filter((r) => r.row === 'limit' || r.row === 'favorite'),
+      [
+        { row: 'limit', sent: true },
+        { row: 'favorite', sent: false },
+      ],
+      'a first try lists every chat, not only the favorites',
+    );
+    assert.deepEqual(errors, []);
+  });
 });

@@ -223,7 +223,7 @@ describe('rate limits', () => {
   });
   after(() => gateway.close());
 
-  it('limits each API key to API_RATE_LIMIT_PER_MINUTE, with RateLimit headers on every answer', async () => {
+  it('limits each user to API_RATE_LIMIT_PER_MINUTE, with RateLimit headers on every answer', async () => {
     const user = await createTestUser();
     const other = await createTestUser();
     for (let i = 0; i < 3; i++) {
@@ -241,7 +241,7 @@ describe('rate limits', () => {
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
     assert.equal(await chatCount(user.userId), 0);
-    // The count is per key: another key is unaffected.
+    // The count is per user: another user is unaffected.
     assert.equal((await fetch(`${gateway.url}/api/v1/chats`, { headers: other.bearer })).status, 200);
   });
 
@@ -270,7 +270,7 @@ describe('rate limits', () => {
     assert.equal(res.headers.get('ratelimit-remaining'), '2');
   });
 
-  it('the send limit holds sends per key to SEND_RATE_LIMIT_PER_MINUTE', async () => {
+  it('the send limit holds sends per user to SEND_RATE_LIMIT_PER_MINUTE', async () => {
     // A bare app with the guard counting only the send limit, so the API-wide one stays out of the way.
     const app = express();
     app.post('/send', apiKeyGuard(gateway.ops, [gateway.ops.limits.send]), (_req, res) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
-import { listeningSockets, socketInodesOf, type ListeningSocket } from '../../core/process/procfs';
+import { listeningSockets, socketInodesOf, type ListeningSocket } from '../../apps/stack/process/procfs';
 import {
   killTree,
   processTree,
@@ -42,8 +42,8 @@ describe('npm start: the addresses it listens on (the real process tree)', funct
   });
 
   /** Starts `npm start` with HOST as given; checks the gateway's one socket is on `expected`. */
-  async function listeningWith(host: string | undefined, expected: string) {
-    settings = await stackSettings({ HOST: host });
+  async function listeningWith(host: string | undefined, expected: string, env: Record<string, string> = {}) {
+    settings = await stackSettings({ HOST: host, ...env });
     stack = await startReady(settings);
     const sockets = await listenersOf(stack);
     const gateway = sockets.filter((s) => s.port === settings?.ports.gateway);
@@ -62,8 +62,26 @@ describe('npm start: the addresses it listens on (the real process tree)', funct
     console.log(`      ${sockets.length} listening sockets, all on loopback:${shown(sockets)}`);
   });
 
-  it('listens on every interface only when HOST=0.0.0.0 says so', async () => {
+  it('listens on every interface only when HOST=0.0.0.0 says so, the operator ports still on loopback', async () => {
     const sockets = await listeningWith('0.0.0.0', '0.0.0.0');
+    // Without METRICS_TOKEN, metrics and the workers' details stay on this host (issue 45).
+    const exposed = sockets.filter((s) => !isLoopback(s.address) && s.port !== settings?.ports.gateway);
+    assert.deepEqual(exposed, [], `listening beyond loopback besides the gateway:${shown(exposed)}`);
     console.log(`      ${sockets.length} listening sockets:${shown(sockets)}`);
+  });
+
+  it('opens the operator ports to every interface with HOST=0.0.0.0 and METRICS_TOKEN, behind the token', async () => {
+    const token = 'metrics-token-0123456789';
+    const sockets = await listeningWith('0.0.0.0', '0.0.0.0', { METRICS_TOKEN: token });
+    const operator = sockets.filter((s) => !isLoopback(s.address) && s.port !== settings?.ports.gateway);
+    // The gateway's METRICS_PORT and the worker's WORKER_HTTP_PORT.
+    assert.equal(operator.length, 2, `the operator ports:${shown(sockets)}`);
+    for (const { port } of operator) {
+      assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 401);
+      const scraped = await fetch(`http://127.0.0.1:${port}/metrics`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(scraped.status, 200);
+    }
   });
 });

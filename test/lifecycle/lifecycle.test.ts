@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ProcessInfo } from '../../core/process/procfs';
+import type { ProcessInfo } from '../../apps/stack/process/procfs';
 import { Pool } from 'pg';
 import { readiness, send, signUp, startReceiver, subscribe, type Account } from '../faults/support';
 import { clusterSettings } from '../cluster/support';

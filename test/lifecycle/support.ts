@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { portProblem } from '../../core/process/ports';
-import { liveProcess, type ProcessInfo } from '../../core/process/procfs';
+import { portProblem } from '../../apps/stack/process/ports';
+import { liveProcess, type ProcessInfo } from '../../apps/stack/process/procfs';
 import { watchOutput, type WatchedOutput } from '../support/output';
 import { freePort } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
@@ -106,15 +106,23 @@ export async function startReady(
 ): Promise<Stack> {
   const stack = startStack(settings, script);
   const tag = script === 'start' ? 'stack' : 'cluster';
+  // A start that fails leaves nothing running: the caller has no stack to stop.
+  const failed = async (err: Error) => {
+    if (stack.running()) await killTree(stack);
+    return err;
+  };
   const outcome = await Promise.race([
     stack
       .waitForLine(new RegExp(`^\\[${tag}\\] (ready|failed)`, 'm'), timeoutMs)
       .then(() => 'printed' as const),
     stack.exited.then(() => 'exited' as const),
-  ]);
-  if (outcome === 'exited' || new RegExp(`^\\[${tag}\\] failed`, 'm').test(stack.output())) {
-    throw new Error(`npm run ${script} did not come up; it printed:\n${stack.output().slice(-4000)}`);
-  }
+  ]).catch(async (err: Error) => {
+    throw await failed(err);
+  });
+  if (outcome === 'exited' || new RegExp(`^\\[${tag}\\] failed`, 'm').test(stack.output()))
+    throw await failed(
+      new Error(`npm run ${script} did not come up; it printed:\n${stack.output().slice(-4000)}`),
+    );
   return stack;
 }
 

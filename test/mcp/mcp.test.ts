@@ -502,6 +502,37 @@ describe('MCP at /mcp', function () {
       assert.equal(again.structuredContent.code, 'WAITPOINT_RESOLVED');
     });
 
+    it('refuses a decision whose planHash is not the pending plan’s with PLAN_CHANGED, as REST does', async () => {
+      const client = await connect();
+      model.replies.push(planReply(), { text: 'Here is your cat.', toolCalls: [] });
+      const ids = idsOf(await call(client, 'send_message', { text: 'draw a cat', planMode: true }));
+      const waiting = (await waitForRun(client, ids)) as Snapshot & {
+        waitpoints: { id: string; planHash: string }[];
+      };
+      const [waitpoint] = waiting.waitpoints;
+      assert.ok(waitpoint);
+      const decision = { ...ids, waitpointId: waitpoint.id, approved: true, planHash: '0'.repeat(64) };
+      const rest = await fetch(
+        `${gateways[0]!.url}/api/v1/chats/${ids.chatId}/runs/${ids.runId}/waitpoints/${waitpoint.id}/complete`,
+        {
+          method: 'POST',
+          headers: { ...user.bearer, 'content-type': 'application/json' },
+          body: JSON.stringify({ approved: true, planHash: decision.planHash }),
+        },
+      );
+      assert.equal(rest.status, 409);
+      assert.equal(((await rest.json()) as { code: string }).code, 'PLAN_CHANGED');
+
+      const refused = await call(client, 'decide_plan', decision);
+      assert.equal(refused.isError, true, JSON.stringify(refused.structuredContent));
+      assert.equal(refused.structuredContent.code, 'PLAN_CHANGED');
+      assert.equal((await call(client, 'get_run', ids)).structuredContent.status, 'WAITING');
+
+      const approved = await call(client, 'decide_plan', { ...decision, planHash: waitpoint.planHash });
+      assert.equal(approved.structuredContent.status, 'APPROVED', JSON.stringify(approved.structuredContent));
+      assert.equal((await waitForRun(client, ids)).status, 'COMPLETE');
+    });
+
     it('ends a rejected plan CANCELLED', async () => {
       const client = await connect();
       model.replies.push(planReply());

@@ -153,6 +153,28 @@ describe('guarded HTTP client', () => {
       );
     });
 
+    it('refuses a name that does not resolve in the very words of one resolving to a private address', async () => {
+      const refusal = async (lookup: LookupFunction) => {
+        const err = await guarded(false, { lookup })
+          .request('http://redis.internal/')
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        assert.ok(err instanceof GuardedHttpError, String(err));
+        return { kind: err.kind, message: err.message };
+      };
+      const notFound = Object.assign(new Error('getaddrinfo ENOTFOUND redis.internal'), {
+        code: 'ENOTFOUND',
+      });
+      const failed = Object.assign(new Error('getaddrinfo EAI_AGAIN redis.internal'), { code: 'EAI_AGAIN' });
+      const resolvesPrivate = await refusal((_h, _o, cb) => cb(null, [{ address: '10.1.2.3', family: 4 }]));
+      assert.equal(resolvesPrivate.kind, 'BLOCKED_ADDRESS');
+      assert.deepEqual(await refusal((_h, _o, cb) => cb(notFound, [])), resolvesPrivate);
+      assert.deepEqual(await refusal((_h, _o, cb) => cb(failed, [])), resolvesPrivate);
+      assert.deepEqual(await refusal((_h, _o, cb) => cb(null, [])), resolvesPrivate);
+    });
+
     it('refuses schemes other than http and https', async () => {
       await rejectsWith(http.request('file:///etc/passwd'), 'BAD_URL');
       await rejectsWith(http.request('ftp://example.com/'), 'BAD_URL');

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { lowerAutogroup } from '../../core/process/priority';
+import { lowerAutogroup } from '../../apps/stack/process/priority';
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2]);

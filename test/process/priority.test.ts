@@ -8,7 +8,7 @@ const ROOT = path.resolve(__dirname, '../..');
 /** An account without CAP_SYS_ADMIN, for a test that runs as root. */
 const NOBODY = '65534';
 
-describe('a background child’s session weight (core/process/priority.ts)', function () {
+describe('a background child’s session weight (apps/stack/process/priority.ts)', function () {
   it('lowers the session of every child started at once, for a user the kernel allows one change per 100 ms', async function () {
     // The kernel refuses a second autogroup change within 100 ms from a process without
     // CAP_SYS_ADMIN (EAGAIN): the stack starts several children within milliseconds.

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { permanentFailure } from '../../core/errors/failures';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
-import { resolveTemporalCli } from '../../core/embedded/temporal-cli';
+import { resolveTemporalCli } from '../../apps/stack/embedded/temporal-cli';
 import { createTestUser } from '../../testkit/users';
 import { startGateway } from '../../testkit/gateway';
 import { stopTestStack, testStack } from '../../testkit/stack';
@@ -18,10 +18,11 @@ import { startWorker } from '../../testkit/worker';
 
 /**
  * Records a workflow history for every path a run, a tool call and a delivery can take, for the
- * replay test (test/replay/replay.test.ts). Run it (`npx tsx test/replay/record-histories.ts <prefix>`)
- * when a workflow changes, so the corpus holds the new code's histories beside the old ones; the
- * old ones stay, since runs written by the old code may still be in flight when the new code starts.
- * Then `npx prettier --write test/replay/histories` (the lint checks their format).
+ * replay test (test/replay/replay.test.ts), as `<version>-<path>.json`. The corpus starts at 1.0
+ * (`npx tsx test/replay/record-histories.ts 1.0`); when a workflow changes, record the new code's
+ * histories under its version beside the old ones, which stay, since runs written by the old code
+ * may still be in flight when the new code starts. Then `npx prettier --write
+ * test/replay/histories` (the lint checks their format).
  */
 type Step = ModelReply | { fail: string } | { hold: true; reply: ModelReply };
 
@@ -46,8 +47,8 @@ class RecordingModel implements ModelProvider {
 }
 
 async function main(): Promise<void> {
-  const prefix = process.argv[2];
-  if (!prefix) throw new Error('usage: record-histories.ts <prefix, e.g. v2>');
+  const version = process.argv[2];
+  if (!version) throw new Error('usage: record-histories.ts <version, e.g. 1.1>');
   const out = path.join(__dirname, 'histories');
   await mkdir(out, { recursive: true });
 
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     if (end.status !== expected) throw new Error(`expected ${expected}, the run ended ${end.status}`);
     return show(t.chatId);
   };
-  // crop_image runs as a local activity (v4 on), every other tool as an activity: both are recorded.
+  // crop_image runs as a local activity, every other tool as an activity: both are recorded.
   const media = await startMediaServer();
   const pictureUrl = media.add('picture.png', await quadrantImage(40, 30), 'image/png');
   const crop = { image_url: pictureUrl, x: 0, y: 0, width: 20, height: 15 };
@@ -286,7 +287,7 @@ async function main(): Promise<void> {
     ],
     [
       // The worker running the step is asked to stop: at its grace's end the step goes, as an
-      // activity task, to another worker (v6's handoff).
+      // activity task, to another worker (the handoff).
       'stopped-mid-step',
       async () => {
         const own = stack.config({ ...settings, TEMPORAL_TASK_QUEUE: `record-stop-${randomUUID()}` });
@@ -328,23 +329,14 @@ async function main(): Promise<void> {
         return lastDirectCall();
       },
     ],
-    [
-      // Its first attempt fails the crop for good (pixels past the image) and wakes the workflow,
-      // which answers the error before its head start is out.
-      'crop-call-woken',
-      async () => {
-        await call('POST', '/api/v1/tools/crop_image', { ...crop, x: 10_000 }).catch(() => undefined);
-        return lastDirectCall();
-      },
-    ],
     ['delivered', () => delivery(`${receiverUrl}/ok`, 'DELIVERED')],
     ['delivery-retried', () => delivery(hookUrl, 'DELIVERED')],
     ['delivery-gave-up', () => delivery(`${receiverUrl}/down`, 'FAILED')],
   ];
   const only = process.env.RECORD_ONLY?.split(',');
   for (const [name, run] of scenarios.filter(([n]) => !only || only.includes(n))) {
-    await writeFile(path.join(out, `${prefix}-${name}.json`), await run());
-    process.stdout.write(`recorded ${prefix}-${name}\n`);
+    await writeFile(path.join(out, `${version}-${name}.json`), await run());
+    process.stdout.write(`recorded ${version}-${name}\n`);
   }
   receiver.close();
   await media.close();

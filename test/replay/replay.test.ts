@@ -23,7 +23,6 @@ const PATHS = [
   'failed',
   'tool-call',
   'crop-call',
-  'crop-call-woken',
   'delivered',
   'delivery-retried',
   'delivery-gave-up',

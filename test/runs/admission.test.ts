@@ -558,7 +558,7 @@ describe('turn admission', () => {
     assert.deepEqual(await counts(user.userId), before);
   });
 
-  it('limits sends per key with 429 RATE_LIMITED and Retry-After, writing nothing over the limit', async () => {
+  it('limits sends per user with 429 RATE_LIMITED and Retry-After, writing nothing over the limit', async () => {
     const results: Response[] = [];
     for (let i = 0; i < 26; i++) results.push(await send({ text: `flood ${i}` }));
     const limited = results.filter((r) => r.status === 429);

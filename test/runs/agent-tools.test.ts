@@ -100,7 +100,9 @@ describe('the local agent using tools', function () {
     assert.equal(done.toolCalls.length, 1);
     assert.equal(done.toolCalls[0]?.toolName, 'ai_image_2');
     assert.equal(done.toolCalls[0]?.status, 'SUCCEEDED');
-    assert.match(done.text, /ai_image_2 result: http/);
+    // The reply names what was made; the signed URL is the result's, not text to read.
+    assert.match(done.text, /ai_image_2 made an image, shown below\./);
+    assert.doesNotMatch(done.text, /https?:|\/files\//);
 
     const messages = (await (
       await fetch(`${gateway.url}/api/v1/chats/${done.chatId}/messages`, { headers: user.bearer })

@@ -210,7 +210,7 @@ describe('polling a run', function () {
     return turn;
   }
 
-  /** Two more gateways, of `perMinute` public calls per key. */
+  /** Two more gateways, of `perMinute` public calls per user. */
   async function gatewaysLimitedTo(perMinute: number): Promise<[TestGateway, TestGateway]> {
     return [await gatewayLimitedTo(perMinute), await gatewayLimitedTo(perMinute)];
   }
@@ -331,7 +331,7 @@ describe('polling a run', function () {
       const counted = async () => {
         const { rows } = await db.pool.query<{ points: number }>(
           `SELECT points FROM "RateLimit" WHERE key = $1`,
-          [`api:${user.apiKeyId}`],
+          [`api:${user.userId}`],
         );
         return rows[0]?.points ?? 0;
       };
@@ -408,7 +408,7 @@ describe('polling a run', function () {
       for (const { caller } of burst) assert.equal(caller.userId, user.userId);
       const { rows } = await db.pool.query<{ points: number }>(
         `SELECT points FROM "RateLimit" WHERE key = $1`,
-        [`api:${user.apiKeyId}`],
+        [`api:${user.userId}`],
       );
       // The checks beside the one taking a lease take their own point only: what the counter holds
       // beyond the calls is that one lease's rest (4), not a lease per check.

@@ -3,14 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { startReconciler } from '../../operations/runs';
 import { reconcilerRepairs } from '../../core/metrics/registry';
 import { claimPlanDecision } from '../../core/runs/store';
-import { recordEvent } from '../../core/webhooks/store';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
 import { ScriptedModel } from '../support/scripted-model';
 import { testStack } from '../../testkit/stack';
 import { waitFor } from '../support/wait';
-import { createWebhookEndpoint } from '../support/webhooks';
+import { createWebhookEndpoint, recordEvent } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**

@@ -4,15 +4,12 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import type { Config } from '../../core/config/config';
 import type { Database } from '../../core/db/client';
 import { createStorage } from '../../core/storage';
 import type { ObjectStorage } from '../../core/storage/storage';
-import {
-  discardObjects,
-  insertAttachments,
-  putObjects,
-  storeAttachments,
-} from '../../core/uploads/attachments';
+import { discardObjects, putObjects, storeAttachments } from '../../core/uploads/attachments';
+import { insertAttachments } from '../../core/uploads/store';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import { createTestUser } from '../../testkit/users';
 import { testStack } from '../../testkit/stack';
@@ -21,13 +18,16 @@ describe('storing attachments', () => {
   let dir: string;
   let storage: ObjectStorage;
   let db: Database;
+  let config: Config;
   let files: ReceivedFile[];
+  const deps = (store = storage) => ({ storage: store, db, config });
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'svc-test-attachments-'));
     const stack = await testStack();
     db = stack.db;
-    storage = createStorage(stack.config({ STORAGE_LOCAL_DIR: path.join(dir, 'store') }));
+    config = stack.config({ STORAGE_LOCAL_DIR: path.join(dir, 'store') });
+    storage = createStorage(config);
     const png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } })
       .png()
       .toBuffer();
@@ -47,10 +47,12 @@ describe('storing attachments', () => {
         () => [],
       )
     ).filter((e) => e.isFile()).length;
+  const storedBytes = async (userId: string) =>
+    Number((await db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).storedBytes);
 
   it('stores objects and ready rows under attachments/<userId>/', async () => {
     const user = await createTestUser();
-    const rows = await storeAttachments({ storage, db }, { userId: user.userId, files });
+    const rows = await storeAttachments(deps(), { userId: user.userId, files });
     assert.equal(rows.length, 2);
     for (const row of rows) {
       assert.match(row.storageKey, new RegExp(`^attachments/${user.userId}/[0-9a-f-]{36}$`));
@@ -62,11 +64,16 @@ describe('storing attachments', () => {
     assert.equal(count, 2);
   });
 
-  it('deletes the stored objects when the insert fails', async () => {
+  it('deletes the stored objects, and gives their room in the quota back, when the insert fails', async () => {
+    const user = await createTestUser();
     const before = await storedObjects();
-    // No such user: the foreign key refuses the rows after the objects were put.
-    await assert.rejects(storeAttachments({ storage, db }, { userId: randomUUID(), files }));
+    // No such chat: the foreign key refuses the rows after the objects were put.
+    await assert.rejects(
+      storeAttachments(deps(), { userId: user.userId, files, chatId: randomUUID() }),
+      /foreign key/i,
+    );
     assert.equal(await storedObjects(), before);
+    assert.equal(await storedBytes(user.userId), 0);
   });
 
   it('deletes the objects already put when a later put fails', async () => {
@@ -77,14 +84,16 @@ describe('storing attachments', () => {
       put: (key, body, options) =>
         ++puts === 2 ? Promise.reject(new Error('storage is down')) : storage.put(key, body, options),
     };
-    await assert.rejects(putObjects(flaky, randomUUID(), files), /storage is down/);
+    const user = await createTestUser();
+    await assert.rejects(putObjects(deps(flaky), user.userId, files), /storage is down/);
     assert.equal(await storedObjects(), before);
+    assert.equal(await storedBytes(user.userId), 0);
   });
 
   it('lets a caller insert the rows in its own transaction and discard the objects when it fails', async () => {
     const user = await createTestUser();
     const before = await storedObjects();
-    const rows = await putObjects(storage, user.userId, files);
+    const rows = await putObjects(deps(), user.userId, files);
     assert.equal(await storedObjects(), before + 2);
     await assert.rejects(
       db.prisma
@@ -93,7 +102,7 @@ describe('storing attachments', () => {
           throw new Error('a later step of the caller fails');
         })
         .catch(async (err: unknown) => {
-          await discardObjects(storage, rows);
+          await discardObjects(deps(), rows);
           throw err;
         }),
       /a later step/,

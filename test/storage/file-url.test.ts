@@ -1,18 +1,20 @@
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../core/config/config';
+import type { ContentBlock } from '../../core/schemas/runs';
 import {
   fileUrlExpiry,
-  refreshFileUrls,
+  refreshContentBlocks,
   signedFileUrl,
   verifyKeySignature,
 } from '../../core/storage/signing';
 
-const config = loadConfig({
+const env = {
   DATABASE_URL: 'postgresql://unused/unused',
   APP_SECRET: 'x'.repeat(32),
   PUBLIC_BASE_URL: 'https://chat.example.test',
   FILE_URL_TTL: '2h',
-});
+};
+const config = loadConfig(env);
 const HOUR = 3_600_000;
 
 function parts(url: string) {
@@ -32,29 +34,53 @@ describe('signed file URLs', () => {
     assert.ok(!verifyKeySignature(config, 'u/a.png', sig, exp, now + 3 * HOUR));
   });
 
-  it('re-signs this gateway’s stale file URLs anywhere in a value, and nothing else', () => {
+  it('re-signs the URLs the service stored of the reader’s own files, stale or under a retired secret, and nothing else', () => {
+    const reader = 'u-1';
     const long = Date.now() - 10 * HOUR;
-    const stale = signedFileUrl(config, 'u/pic one.png', long);
-    const foreign = `https://evil.example/files/u/other.png?exp=1&sig=${'0'.repeat(64)}`;
-    const value = {
-      contentBlocks: [
-        { type: 'image', url: stale },
-        { type: 'image', url: foreign },
-        { type: 'tool_result', result: { output: { url: stale, provider: 'ffmpeg' } } },
-      ],
-      text: 'see https://chat.example.test/files/u/pic%20one.png',
-      createdAt: '2026-11-23T12:00:00.000Z',
-    };
-    const fresh = refreshFileUrls(config, value);
-    const [first, second, third] = fresh.contentBlocks as {
-      url?: string;
-      result?: { output: { url: string } };
-    }[];
-    const { sig, exp } = parts(first?.url ?? '');
-    assert.ok(verifyKeySignature(config, 'u/pic one.png', sig, exp));
-    assert.equal(second?.url, foreign);
-    assert.equal(third?.result?.output.url, first?.url);
-    assert.equal(fresh.text, value.text, 'an unsigned mention is left as written');
-    assert.equal(fresh.createdAt, value.createdAt);
+    const retired = loadConfig({ ...env, APP_SECRET: 'y'.repeat(32) });
+    const upload = `attachments/${reader}/pic one`;
+    const output = `tools/${reader}/call-1/out.png`;
+    const stale = signedFileUrl(config, upload, long);
+    const otherUser = signedFileUrl(config, 'attachments/u-2/theirs', long);
+    const foreign = `https://evil.example/files/${upload}?exp=1&sig=${'0'.repeat(64)}`;
+    const result = (url: string) => ({
+      toolName: 'crop_image',
+      output: { url, provider: 'sharp' },
+      assets: [{ url, mimeType: 'image/png', filename: 'out.png' }],
+      creditCost: '1',
+      durationMs: 1,
+      providerRunId: 'x',
+    });
+    const blocks: ContentBlock[] = [
+      { type: 'text', text: stale },
+      { type: 'image', attachmentId: 'a-1', url: stale },
+      { type: 'image', attachmentId: 'a-2', url: otherUser },
+      { type: 'image', attachmentId: 'a-3', url: foreign },
+      { type: 'image', attachmentId: null, url: stale },
+      { type: 'tool_use', toolCallId: 'call-1', toolName: 'crop_image', input: { image_url: stale } },
+      {
+        type: 'tool_result',
+        toolCallId: 'call-1',
+        toolName: 'crop_image',
+        result: result(signedFileUrl(retired, output, long)),
+      },
+    ];
+    const fresh = refreshContentBlocks(config, blocks, reader);
+    const urlOf = (i: number) => (fresh[i] as { url: string }).url;
+    const { sig, exp } = parts(urlOf(1));
+    assert.ok(verifyKeySignature(config, upload, sig, exp), 'the reader’s stale upload is signed afresh');
+    const refreshed = fresh[6] as { result: ReturnType<typeof result> };
+    const signed = parts(refreshed.result.output.url);
+    assert.ok(verifyKeySignature(config, output, signed.sig, signed.exp), 'a retired secret’s output too');
+    assert.equal(refreshed.result.assets[0]?.url, refreshed.result.output.url);
+    // Written by a user or a model, or naming another user's file: as it was.
+    assert.deepEqual(fresh[0], blocks[0]);
+    assert.deepEqual(fresh[2], blocks[2]);
+    assert.deepEqual(fresh[3], blocks[3]);
+    assert.deepEqual(fresh[4], blocks[4]);
+    assert.deepEqual(fresh[5], blocks[5]);
+    // Copy on write: nothing to sign, nothing copied.
+    const plain: ContentBlock[] = [{ type: 'text', text: 'hello' }, blocks[2] as ContentBlock];
+    assert.equal(refreshContentBlocks(config, plain, reader), plain);
   });
 });

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -65,13 +65,42 @@ export async function startMediaServer() {
   };
 }
 
-export type PredictionBehaviour = 'succeed' | 'fail' | 'never' | 'reject' | 'flaky';
+/** The most a flooding fake sends: far past any limit of ours, short of filling a test's memory. */
+const FLOOD_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Answers 200 with JSON that never closes, as fast as the client reads it, until FLOOD_BYTES or
+ * until the client hangs up; `sent` learns the bytes handed to the connection by then.
+ */
+async function flood(res: ServerResponse, sent: (bytes: number) => void): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"id":"flood","status":"starting","padding":"');
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  let bytes = 0;
+  while (bytes < FLOOD_BYTES && !res.destroyed) {
+    bytes += chunk.length;
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    }
+  }
+  sent(bytes);
+  res.end();
+}
+
+export type PredictionBehaviour = 'succeed' | 'fail' | 'never' | 'reject' | 'flaky' | 'flood';
 
 /**
  * A Replicate-style prediction API on loopback. The prompt picks the behaviour: a prompt starting
  * `fail` ends `failed`, `never` stays `processing`, `reject` answers 422 at creation, `flaky` answers
- * 503 to its first creation; anything else succeeds after `pollsBeforeDone` polls with an image
- * the server also serves.
+ * 503 to its first creation, `flood` answers its creation with endless JSON (`flooded` records how
+ * much was sent before the client hung up); anything else succeeds after `pollsBeforeDone` polls
+ * with an image the server also serves.
  */
 export async function startFakePredictionServer(
   options: { pollsBeforeDone?: number; held?: boolean; urlsAt?: string } = {},
@@ -83,6 +112,7 @@ export async function startFakePredictionServer(
   const created: { authorization?: string; body: unknown }[] = [];
   const image = await solidPng(64, 64, { r: 10, g: 200, b: 30 });
   const flakyPrompts = new Set<string>();
+  const flooded: number[] = [];
   let next = 0;
   let base = '';
   const server = createServer((req, res) => {
@@ -104,8 +134,11 @@ export async function startFakePredictionServer(
               ? 'reject'
               : prompt.startsWith('flaky')
                 ? 'flaky'
-                : 'succeed';
+                : prompt.startsWith('flood')
+                  ? 'flood'
+                  : 'succeed';
         if (behaviour === 'reject') return json(422, { detail: 'prompt refused' });
+        if (behaviour === 'flood') return void flood(res, (bytes) => flooded.push(bytes));
         if (behaviour === 'flaky' && !flakyPrompts.has(prompt)) {
           flakyPrompts.add(prompt);
           return json(503, { detail: 'try again' });
@@ -147,11 +180,45 @@ export async function startFakePredictionServer(
     url: base,
     predictions,
     created,
+    flooded,
     image,
     hold: () => void (held = true),
     release: () => void (held = false),
     close: () => close(server),
   };
+}
+
+/**
+ * The OpenAI Images API on loopback (`/v1/images/generations`). The prompt picks the answer: one
+ * starting `flood` is endless JSON (`flooded` records how much was sent before the client hung
+ * up), `bomb` a valid PNG of 108 megapixels, past the 100 we decode; anything else a small PNG.
+ */
+export async function startFakeImagesApi() {
+  const flooded: number[] = [];
+  let bomb: Promise<Buffer> | undefined;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const prompt =
+          (JSON.parse(Buffer.concat(chunks).toString() || '{}') as { prompt?: string }).prompt ?? '';
+        if (prompt.startsWith('flood')) return flood(res, (bytes) => flooded.push(bytes));
+        const png = prompt.startsWith('bomb')
+          ? await (bomb ??= sharp({
+              create: { width: 12_000, height: 9_000, channels: 3, background: '#123' },
+            })
+              .png({ compressionLevel: 1 })
+              .toBuffer())
+          : await solidPng(16, 16, { r: 1, g: 2, b: 3 });
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ created: 1_700_000_000, data: [{ b64_json: png.toString('base64') }] }));
+      })();
+    });
+  });
+  const base = await listen(server);
+  return { url: `${base}/v1`, flooded, close: () => close(server) };
 }
 
 export function solidPng(

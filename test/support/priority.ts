@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { statFields } from '../../core/process/procfs';
+import { statFields } from '../../apps/stack/process/procfs';
 
 /**
  * The distinct nice values of a process's threads (Linux keeps one per thread), and its

@@ -8,10 +8,18 @@ import type { Database } from '../../core/db/client';
 import { createLogger } from '../../core/logging/logger';
 import { createGuardedHttp } from '../../core/net/guarded-http-client';
 import type { ObjectStorage } from '../../core/storage/storage';
+import { signedFileUrl } from '../../core/storage/signing';
 import { runAiImage } from '../../core/tools/ai-image';
 import { parseToolInput } from '../../core/tools/registry';
 import type { ToolContext } from '../../core/tools/types';
+import { testStack } from '../../testkit/stack';
+import { createTestUser } from '../../testkit/users';
 import { noisePng, solidPng, startFakePredictionServer } from '../support/fake-providers';
+
+/** Whose the outputs are: a real user, whose storage quota each output counts against. */
+let owner: { db: Database; userId: string };
+/** Where a call's first image is stored. */
+const firstImage = () => `tools/${owner.userId}/call-1/image-1.png`;
 
 /** Objects in a map: these tests check what a provider stores, not a storage driver. */
 function memoryStorage(): ObjectStorage & { objects: Map<string, { body: Buffer; contentType: string }> } {
@@ -50,11 +58,11 @@ function context(env: Record<string, string>, storage = memoryStorage()) {
   });
   const ctx: ToolContext = {
     config,
-    db: {} as Database,
+    db: owner.db,
     storage,
     http: createGuardedHttp(config),
     logger: createLogger({ level: 'silent', name: 'test' }),
-    userId: 'user-1',
+    userId: owner.userId,
     toolCallId: 'call-1',
     signal: new AbortController().signal,
     heartbeat: () => undefined,
@@ -64,6 +72,10 @@ function context(env: Record<string, string>, storage = memoryStorage()) {
 }
 
 describe('ai_image_2 providers', () => {
+  before(async () => {
+    owner = { db: (await testStack()).db, userId: (await createTestUser()).userId };
+  });
+
   it('local-preview makes a real, deterministic PNG of the asked shape', async () => {
     const input = parseToolInput('ai_image_2', { prompt: 'a lighthouse', aspect_ratio: '16:9', seed: 3 });
     const a = context({ IMAGE_PROVIDER: 'local-preview' });
@@ -71,11 +83,9 @@ describe('ai_image_2 providers', () => {
     const first = await runAiImage(input, a.ctx);
     await runAiImage(input, b.ctx);
     assert.equal(first.output.provider, 'local-preview');
-    const stored = a.storage.objects.get('tools/user-1/call-1/image-1.png');
+    const stored = a.storage.objects.get(firstImage());
     assert.ok(stored);
-    assert.ok(
-      stored.body.equals(b.storage.objects.get('tools/user-1/call-1/image-1.png')?.body ?? Buffer.alloc(0)),
-    );
+    assert.ok(stored.body.equals(b.storage.objects.get(firstImage())?.body ?? Buffer.alloc(0)));
     const meta = await sharp(stored.body).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['png', 768, 432]);
     const other = context({ IMAGE_PROVIDER: 'local-preview' });
@@ -83,7 +93,7 @@ describe('ai_image_2 providers', () => {
       parseToolInput('ai_image_2', { prompt: 'a lighthouse', aspect_ratio: '16:9', seed: 4 }),
       other.ctx,
     );
-    assert.ok(!other.storage.objects.get('tools/user-1/call-1/image-1.png')?.body.equals(stored.body));
+    assert.ok(!other.storage.objects.get(firstImage())?.body.equals(stored.body));
   });
 
   it('prediction: a retried attempt polls the job its heartbeat recorded, starting none', async () => {
@@ -147,6 +157,31 @@ describe('ai_image_2 providers', () => {
     }
   });
 
+  it("prediction: hands the provider a file URL of ours only when it names the caller's own file", async () => {
+    const fake = await startFakePredictionServer({ pollsBeforeDone: 1 });
+    try {
+      const { ctx } = context({
+        IMAGE_PROVIDER: 'prediction',
+        PREDICTION_API_URL: fake.url,
+        PROVIDER_POLL_INTERVAL: '10ms',
+        PUBLIC_BASE_URL: 'https://chat.example.test',
+      });
+      const theirs = signedFileUrl(ctx.config, 'attachments/user-2/picture');
+      await assert.rejects(
+        runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: theirs }), ctx),
+        { type: 'INVALID_REQUEST', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
+      );
+      assert.equal(fake.created.length, 0, 'the provider is not asked');
+      const mine = signedFileUrl(ctx.config, 'attachments/user-1/picture');
+      await runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: mine }), ctx);
+      assert.deepEqual((fake.created[0]?.body as { input: { image_input: string[] } }).input.image_input, [
+        mine,
+      ]);
+    } finally {
+      await fake.close();
+    }
+  });
+
   describe('openai', () => {
     let server: Server;
     let url: string;
@@ -196,7 +231,7 @@ describe('ai_image_2 providers', () => {
         size: '1024x1536',
         n: 1,
       });
-      assert.ok(storage.objects.has('tools/user-1/call-1/image-1.png'));
+      assert.ok(storage.objects.has(firstImage()));
     });
 
     it('edits when image_url is given, sending the image as a file', async () => {

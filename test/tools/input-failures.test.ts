@@ -5,6 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { noisePng, startMediaServer } from '../support/fake-providers';
+import { latestToolCall } from '../support/tool-calls';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
@@ -68,13 +69,9 @@ describe('tool inputs refused at the first attempt', function () {
 
   /** The call ended FAILED with no charge, and the URL was fetched once more than before. */
   const assertRefusedOnce = async (url: string, hitsBefore: number) => {
-    const { rows } = await gateway.deps.db.pool.query<{ id: string; status: string; charges: string }>(
-      `SELECT c.id, c.status, (SELECT count(*) FROM "CreditLedgerEntry" l WHERE l."toolCallId" = c.id) AS charges
-         FROM "ToolCall" c WHERE c."userId" = $1 ORDER BY c."startedAt" DESC LIMIT 1`,
-      [user.userId],
-    );
-    assert.equal(rows[0]?.status, 'FAILED');
-    assert.equal(rows[0]?.charges, '0', 'no charge');
+    const call = await latestToolCall(gateway.deps.db.pool, user.userId);
+    assert.equal(call?.status, 'FAILED');
+    assert.equal(call?.charges, '0', 'no charge');
     assert.equal(media.hits(url), hitsBefore + 1, 'the URL is fetched once');
   };
 

@@ -10,11 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import sharp from 'sharp';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { ActivityDeps } from '../../activities/deps';
-import { createToolFirstAttempts, createToolsActivities } from '../../activities/tools';
-import { createLogger } from '../../core/logging/logger';
-import { holdToolCall } from '../../core/tools/calls';
-import { OFFER_FRESH_MS } from '../../workflows/activity-options';
+import { createToolsActivities } from '../../activities/tools';
 import type { Config } from '../../core/config/config';
 import type { ToolResult } from '../../core/schemas/events';
 import { toolCallWorkflowId } from '../../workflows/tool-call.contract';
@@ -31,7 +27,6 @@ import {
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack, type TestStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
-import { memoryStream } from '../support/log-sink';
 import { waitFor } from '../support/wait';
 
 type Media = Awaited<ReturnType<typeof startMediaServer>>;
@@ -135,13 +130,21 @@ describe('tool routes', function () {
       }
     });
 
+    const charges = async (toolCallId: string) =>
+      (
+        await gateway.deps.db.pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`, [
+          toolCallId,
+        ])
+      ).rowCount;
+    const workflowOf = (toolCallId: string | undefined) =>
+      stack.temporal.client.workflow.getHandle(toolCallWorkflowId(toolCallId ?? ''));
+
     /** A 10×10 crop of the image's corner through `gw`, answered 200: its call, and the call's workflow. */
     const cropCorner = async (gw: TestGateway) => {
       const res = await post(gw, 'crop_image', { image_url: imageUrl, x: 0, y: 0, width: 10, height: 10 });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const call = await latestCall();
-      const handle = stack.temporal.client.workflow.getHandle(toolCallWorkflowId(call?.id ?? ''));
-      return { res, call, handle };
+      return { res, call, handle: workflowOf(call?.id) };
     };
 
     it("runs on the worker inside the call's one workflow task (a local activity), named for operators", async () => {
@@ -190,228 +193,92 @@ describe('tool routes', function () {
       }
     });
 
-    describe("a first attempt on a worker, before the call's workflow task", () => {
-      /**
-       * A gateway and a worker's first attempts on a queue of their own, which no workflow worker
-       * polls until `startQueueWorker`; `close` ends them all.
-       */
-      const onOwnQueue = async (stopping = new AbortController().signal, accepting = () => true) => {
-        const queued: Config = { ...config, TEMPORAL_TASK_QUEUE: `first-attempts-${randomUUID()}` };
-        const gw = await startGateway({ config: queued });
-        const firstAttempts = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
-        firstAttempts.listen(accepting);
-        let queueWorker: TestWorker | undefined;
-        const closing: (() => Promise<void>)[] = [];
-        let closed: Promise<void> | undefined;
-        return {
-          gw,
-          firstAttempts,
-          /** A second worker's first attempts on the same queue, which `close` ends too. */
-          alsoListening(accepts: () => boolean) {
-            const more = createToolFirstAttempts({ ...worker.deps, config: queued, stopping });
-            more.listen(accepts);
-            closing.push(() => more.close());
-          },
-          async startQueueWorker(deps?: Partial<ActivityDeps>, overrides: Partial<Config> = {}) {
-            queueWorker = await startWorker({ config: { ...queued, ...overrides }, deps });
-          },
-          close() {
-            closed ??= (async () => {
-              await firstAttempts.close();
-              for (const end of closing) await end();
-              await gw.close();
-              await queueWorker?.stop();
-            })();
-            return closed;
-          },
+    it('charges and announces nothing for a crop answered 504 TIMEOUT; its keyed retry is charged once', async () => {
+      const impatient = await startGateway({ config: { ...config, TOOL_ROUTE_TIMEOUT: 5_000 } });
+      // The first fetch of the image takes 7 s: the crop outlives the route's 5 s window.
+      const image = await quadrantImage(100, 80);
+      let fetches = 0;
+      const slow = createServer((_req, res) => {
+        fetches += 1;
+        const serve = () => {
+          if (!res.destroyed)
+            res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length }).end(image);
         };
-      };
-      /** Serves an image, holding its first request until `release` (or until its client goes). */
-      const heldImage = async () => {
-        const image = await quadrantImage(100, 80);
-        let hits = 0;
-        let release!: () => void;
-        const released = new Promise<void>((resolve) => (release = resolve));
-        const server = createServer((_req, res) => {
-          hits += 1;
-          const serve = () => {
-            if (!res.destroyed)
-              res.writeHead(200, { 'content-type': 'image/png', 'content-length': image.length }).end(image);
-          };
-          if (hits === 1) void released.then(serve);
-          else serve();
+        if (fetches === 1) setTimeout(serve, 7_000);
+        else serve();
+      });
+      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+      const who = await createTestUser();
+      try {
+        const hook = await fetch(`${impatient.url}/api/webhook-endpoints`, {
+          method: 'POST',
+          headers: { cookie: who.cookie, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['tool.completed'] }),
         });
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        const { port } = server.address() as AddressInfo;
-        return {
-          url: `http://127.0.0.1:${port}/held.png`,
-          hits: () => hits,
-          release,
-          /** Its first fetch has come: a first attempt holds the call. */
-          fetched: () => waitFor(async () => (hits === 1 ? true : undefined), { what: 'the first fetch' }),
-          close: () => {
-            release();
-            server.closeAllConnections();
-            return new Promise((resolve) => server.close(resolve));
-          },
+        assert.equal(hook.status, 201);
+        const keyed = async () => {
+          const res = await fetch(`${impatient.url}/api/v1/tools/crop_image`, {
+            method: 'POST',
+            headers: { ...who.bearer, 'content-type': 'application/json', 'idempotency-key': 'slow-crop' },
+            body: JSON.stringify({
+              image_url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow.png`,
+              ...{ x: 0, y: 0, width: 10, height: 10 },
+            }),
+          });
+          return { status: res.status, body: (await res.json()) as Record<string, unknown> };
         };
-      };
-      const charges = async (toolCallId: string) =>
-        (
-          await gateway.deps.db.pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "toolCallId" = $1`, [
-            toolCallId,
-          ])
-        ).rowCount;
-      const crop = (gw: TestGateway, url: string) =>
-        post(gw, 'crop_image', { image_url: url, x: 0, y: 0, width: 10, height: 10 });
-      const workflowOf = (toolCallId: string | undefined) =>
-        stack.temporal.client.workflow.getHandle(toolCallWorkflowId(toolCallId ?? ''));
-
-      it('answers a crop that no workflow worker has touched yet; its workflow then finds the result', async () => {
-        const own = await onOwnQueue();
-        try {
-          const url = media.add(`first-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
-          const res = await crop(own.gw, url);
-          assert.equal(res.status, 200, JSON.stringify(res.body));
-          const call = await latestCall();
-          const handle = workflowOf(call?.id);
-          const events = (await handle.fetchHistory()).events ?? [];
-          assert.equal(
-            events.filter((e) => e.workflowTaskCompletedEventAttributes).length,
-            0,
-            'no workflow task has run',
-          );
-          await own.startQueueWorker();
-          assert.deepEqual(await handle.result(), res.body, "the workflow's result is the answer");
-          assert.equal(media.hits(url), 1, 'the image was fetched once: the workflow did not crop again');
-          assert.equal(await charges(call?.id ?? ''), 1);
-        } finally {
-          await own.close();
-        }
-      });
-
-      it("keeps the workflow's attempt waiting while it holds the call, so the tool runs once", async () => {
-        const own = await onOwnQueue();
-        const held = await heldImage();
-        const sink = memoryStream();
-        try {
-          const answer = crop(own.gw, held.url);
-          await held.fetched();
-          await own.startQueueWorker(
-            { logger: createLogger({ level: 'debug', name: 'first-attempt-test' }, sink.stream) },
-            { LOG_LEVEL: 'debug' },
-          );
-          const waits = () => (sink.text().includes('waits for its first attempt') ? true : undefined);
-          await waitFor(async () => waits(), { what: "the workflow's attempt to wait" });
-          held.release();
-          const res = await answer;
-          assert.equal(res.status, 200, JSON.stringify(res.body));
-          const call = await latestCall();
-          assert.deepEqual(await workflowOf(call?.id).result(), res.body);
-          assert.equal(held.hits(), 1, 'fetched once');
-          assert.equal(await charges(call?.id ?? ''), 1);
-        } finally {
-          await own.close();
-          await held.close();
-        }
-      });
-
-      it("wakes the call's workflow when it declines the offer, so the crop does not wait out its head start", async () => {
-        const own = await onOwnQueue(undefined, () => false);
-        try {
-          // Its workflow worker declines offers too: no one takes this one.
-          await own.startQueueWorker(undefined, { WORKER_MAX_CONCURRENT_TOOL_FIRST_ATTEMPTS: 0 });
-          const url = media.add(`declined-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
-          const res = await crop(own.gw, url);
-          assert.equal(res.status, 200, JSON.stringify(res.body));
-          const events = (await workflowOf((await latestCall())?.id).fetchHistory()).events ?? [];
-          const woken = events.findIndex(
-            (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'firstAttemptEnded',
-          );
-          assert.ok(woken > 0, 'woken by signal');
-          // Scheduled by the wake, before its head start was out: a task the delay scheduled comes first.
-          assert.equal(
-            events.findIndex((e) => e.workflowTaskScheduledEventAttributes),
-            woken + 1,
-            'its first task came with the wake',
-          );
-          assert.equal(media.hits(url), 1);
-        } finally {
-          await own.close();
-        }
-      });
-
-      it('does not wake the workflow of a call another worker took, when it declines the offer', async () => {
-        const own = await onOwnQueue();
-        own.alsoListening(() => false);
-        try {
-          await own.startQueueWorker();
-          const url = media.add(`taken-${randomUUID()}.png`, await quadrantImage(100, 80), 'image/png');
-          const res = await crop(own.gw, url);
-          assert.equal(res.status, 200, JSON.stringify(res.body));
-          const handle = workflowOf((await latestCall())?.id);
-          await handle.result();
-          // The declining worker has asked by now (its close waits for it): it found the call taken.
-          await own.close();
-          const events = (await handle.fetchHistory()).events ?? [];
-          assert.equal(
-            events.filter((e) => e.workflowExecutionSignaledEventAttributes).length,
-            0,
-            'not woken',
-          );
-          assert.equal(media.hits(url), 1);
-        } finally {
-          await own.close();
-        }
-      });
-
-      it('leaves an offer heard too late to the workflow, which may have opened or given up the call', async () => {
         const { pool } = gateway.deps.db;
-        const heard = (ageMs: number) => ({
-          toolCallId: randomUUID(),
-          offeredAt: new Date(Date.now() - ageMs).toISOString(),
-          freshMs: OFFER_FRESH_MS,
-        });
-        assert.equal(await holdToolCall(pool, heard(OFFER_FRESH_MS + 1_000)), 'stale');
-        const fresh = heard(0);
-        const hold = await holdToolCall(pool, fresh);
-        assert.ok(typeof hold === 'object', 'a fresh offer is held');
-        assert.equal(await holdToolCall(pool, fresh), 'held', 'by one attempt at a time');
-        await hold.release();
-      });
+        const balance = async () =>
+          (
+            await pool.query<{ creditBalance: string }>(
+              `SELECT "creditBalance"::text AS "creditBalance" FROM "User" WHERE id = $1`,
+              [who.userId],
+            )
+          ).rows[0]?.creditBalance;
+        const before = await balance();
 
-      for (const end of ['its session is ended (a worker that died)', 'its worker stops'] as const) {
-        it(`leaves the call to its workflow when ${end}, which crops it and charges once`, async () => {
-          const stopping = new AbortController();
-          const own = await onOwnQueue(stopping.signal);
-          const held = await heldImage();
-          try {
-            const answer = crop(own.gw, held.url);
-            await held.fetched();
-            await own.startQueueWorker();
-            if (end === 'its worker stops') stopping.abort();
-            else {
-              const ended = await gateway.deps.db.pool.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_locks
-                  WHERE locktype = 'advisory' AND classid::bigint = 20261206 AND objsubid = 2
-                    AND mode = 'ExclusiveLock' AND granted`,
-              );
-              assert.equal(ended.rowCount, 1, 'one first attempt held a call');
-            }
-            const res = await answer;
-            assert.equal(res.status, 200, JSON.stringify(res.body));
-            assert.equal(held.hits(), 2, "the workflow's attempt fetched the image again");
-            const call = await latestCall();
-            assert.equal(await charges(call?.id ?? ''), 1);
-            // The first attempt, let go of now if it still runs, finds the call done: no second charge.
-            held.release();
-            await own.firstAttempts.close();
-            assert.equal(await charges(call?.id ?? ''), 1);
-          } finally {
-            await own.close();
-            await held.close();
-          }
-        });
+        const timedOut = await keyed();
+        assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
+        assert.equal(timedOut.body.code, 'TIMEOUT');
+        const first = await latestCall(who);
+        // The crop has run to its end (its workflow closed) and its row is settled.
+        await workflowOf(first?.id)
+          .result()
+          .catch(() => undefined);
+        await waitFor(
+          async () => {
+            const { rows } = await pool.query<{ status: string }>(
+              `SELECT status FROM "ToolCall" WHERE id = $1`,
+              [first?.id],
+            );
+            return rows[0]?.status === 'RUNNING' ? undefined : rows[0];
+          },
+          { what: 'the timed-out call to settle' },
+        );
+        const announced = async () =>
+          (
+            await pool.query(
+              `SELECT d.payload FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+                WHERE e."userId" = $1 AND d.event = 'tool.completed'`,
+              [who.userId],
+            )
+          ).rowCount;
+        assert.equal((await latestCall(who))?.status, 'FAILED', 'the call answered 504 did not succeed');
+        assert.equal(await charges(first?.id ?? ''), 0, 'nor was it charged');
+        assert.equal(await balance(), before, 'its reservation was given back');
+        assert.equal(await announced(), 0, 'nor was it announced');
+
+        const retried = await keyed();
+        assert.equal(retried.status, 200, JSON.stringify(retried.body));
+        const { rows: ledger } = await pool.query(`SELECT 1 FROM "CreditLedgerEntry" WHERE "userId" = $1`, [
+          who.userId,
+        ]);
+        assert.equal(ledger.length, 1, 'the retry is the one call charged');
+        assert.equal(await announced(), 1, 'and the one announced');
+      } finally {
+        slow.closeAllConnections();
+        slow.close();
+        await impatient.close();
       }
     });
 
@@ -772,7 +639,7 @@ describe('tool routes', function () {
       assert.equal(res.body.code, 'PROVIDER_ERROR');
     });
 
-    it('answers 504 TIMEOUT past TOOL_ROUTE_TIMEOUT and cancels the provider job', async () => {
+    it('answers 504 TIMEOUT past TOOL_ROUTE_TIMEOUT, ends the call and cancels the provider job', async () => {
       const impatient = await startGateway({ config: { ...config, TOOL_ROUTE_TIMEOUT: 3_000 } });
       try {
         const started = Date.now();
@@ -789,7 +656,7 @@ describe('tool routes', function () {
         assert.ok(cancelled(), 'the provider job is cancelled');
         const call = await latestCall();
         assert.equal(call?.status, 'FAILED');
-        assert.equal(call?.error, 'The tool call was cancelled.');
+        assert.equal(call?.error, 'The tool did not finish in time.');
       } finally {
         await impatient.close();
       }

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
-import { createFirstAttempts } from '../../activities';
+import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { Config } from '../../core/config/config';
-import type { AgentEventData, EmitWebhookEventInput } from '../../core/schemas/events';
-import { recordEvent } from '../../core/webhooks/store';
-import { WEBHOOK_TAKEOVER_DELAY_MS } from '../../workflows/activity-options';
-import { startDeliveries, type FirstAttempts } from '../../workflows/client';
+import type { AgentEventData } from '../../core/schemas/events';
+import { startDelivery } from '../../operations/temporal';
 import {
   DELIVERY_FAILED_TYPE,
   webhookDeliveryWorkflowId,
@@ -21,7 +18,7 @@ import {
   type ReceivedRequest,
 } from '../support/https-receiver';
 import { testStack } from '../../testkit/stack';
-import { createWebhookEndpoint } from '../support/webhooks';
+import { createWebhookEndpoint, recordEvent, type TestEvent } from '../support/webhooks';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 
 /**
@@ -59,35 +56,25 @@ describe('webhook delivery', function () {
   let config: Config;
   let worker: TestWorker;
   let gateway: TestGateway;
-  /** A worker that dies between a series' start and its first attempt. */
-  const diesBeforeItsAttempt: FirstAttempts = { post: () => undefined, settled: () => Promise.resolve() };
   /**
    * Records an event as the statements that change a run or a tool call do (the outbox), starts
-   * its deliveries as the worker's steps do, and answers every delivery the event has, new or
-   * already there.
+   * its deliveries as the worker's steps do (on `on`'s own client), and answers every delivery the
+   * event has, new or already there, and how each delivery recorded now was started.
    */
   const emitter = {
     async emitWebhookEvent(
-      input: EmitWebhookEventInput,
-      starterAttempts = worker.firstAttempts,
-    ): Promise<{ deliveryIds: string[] }> {
+      input: TestEvent,
+      on: TestWorker = worker,
+    ): Promise<{ deliveryIds: string[]; starts: Awaited<ReturnType<typeof startDelivery>>[] }> {
       const { db } = await testStack();
       const deliveries = await recordEvent(db.pool, input);
-      await startDeliveries(
-        {
-          client: worker.deps.temporal.client,
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          logger: worker.deps.logger,
-          firstAttempts: starterAttempts,
-        },
-        deliveries,
-      );
+      const starts = await Promise.all(deliveries.map((d) => startDelivery(on.starter, d)));
       const { rows } = await db.pool.query<{ id: string }>(
         `SELECT d.id FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
           WHERE e."userId" = $1 AND d.event = $2 AND d."idempotencyKey" = $3 ORDER BY d.id`,
         [input.userId, input.event, input.idempotencyKey],
       );
-      return { deliveryIds: rows.map((r) => r.id) };
+      return { deliveryIds: rows.map((r) => r.id), starts };
     },
   };
   const receivers: HttpsReceiver[] = [];
@@ -166,41 +153,37 @@ describe('webhook delivery', function () {
     endpoint: { id: string; secret: string };
     receiver: HttpsReceiver;
     deliveryId: string;
-    emittedAt: number;
+    /** How its series' workflow was started. */
+    start: Awaited<ReturnType<typeof startDelivery>> | undefined;
+    /** Its series' workflow. */
+    workflow: () => WorkflowHandle;
     /** The result of the series' workflow. */
     outcome: () => Promise<WebhookDeliveryOutput>;
   }
-  async function scenario(
-    answers: Parameters<typeof startHttpsReceiver>,
-    starterAttempts = worker.firstAttempts,
-  ): Promise<Scenario> {
+  async function scenario(answers: Parameters<typeof startHttpsReceiver>): Promise<Scenario> {
     const user = await createTestUser();
     const r = await receiver(...answers);
     const endpoint = await createEndpoint(user, r.url);
     const event = agentCompleted(user);
-    // The receiver's clock: its arrivals are performance.now() too.
-    const emittedAt = performance.now();
-    const { deliveryIds } = await emitter.emitWebhookEvent(event, starterAttempts);
+    const { deliveryIds, starts } = await emitter.emitWebhookEvent(event);
     assert.equal(deliveryIds.length, 1);
     const workflowId = webhookDeliveryWorkflowId(
       `wh:${endpoint.id}:${event.event}:${event.idempotencyKey}`,
       1,
     );
-    const outcome = () =>
-      worker.deps.temporal.client.workflow.getHandle(workflowId).result() as Promise<WebhookDeliveryOutput>;
-    return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]!, emittedAt, outcome };
+    const workflow = () => worker.starter.client.workflow.getHandle(workflowId);
+    const outcome = () => workflow().result() as Promise<WebhookDeliveryOutput>;
+    return { user, endpoint, receiver: r, deliveryId: deliveryIds[0]!, start: starts[0], workflow, outcome };
   }
 
   let failing: Promise<Scenario>;
   let hanging: Promise<Scenario>;
   let deleted: Promise<Scenario>;
-  let postedByStarter: Promise<Scenario>;
-  let takenOver: Promise<Scenario>;
+  let landing: Promise<Scenario>;
   before(() => {
     failing = scenario([[], { status: 500, body: 'nope' }]);
     hanging = scenario([['hang'], { status: 204 }]);
-    postedByStarter = scenario([[], { status: 200 }]);
-    takenOver = scenario([[], { status: 200 }], diesBeforeItsAttempt);
+    landing = scenario([[], { status: 200 }]);
     // The endpoint is deleted as soon as the first attempt lands, inside the 1 s before the second.
     deleted = scenario([[], { status: 503 }]).then(async (s) => {
       await s.receiver.waitForRequests(1, 20_000);
@@ -212,7 +195,7 @@ describe('webhook delivery', function () {
       return s;
     });
     // Keep an early rejection from surfacing as unhandled before its test awaits it.
-    for (const s of [failing, hanging, deleted, postedByStarter, takenOver]) s.catch(() => undefined);
+    for (const s of [failing, hanging, deleted, landing]) s.catch(() => undefined);
   });
 
   it('signs with the new secret and, during the overlap, the old one in x-svc-signature-previous', async () => {
@@ -261,20 +244,22 @@ describe('webhook delivery', function () {
     const r = await receiver();
     const endpoint = await createEndpoint(user, r.url, ['agent.completed', 'agent.failed']);
     const input = agentCompleted(user);
-    // This test's own, so that waiting for its attempts waits for no other test's.
-    const attempts = createFirstAttempts(worker.deps);
 
     // Two emits racing each other, as a retried activity and its first try could.
     const [first, second] = await Promise.all([
-      emitter.emitWebhookEvent(input, attempts),
-      emitter.emitWebhookEvent(input, attempts),
+      emitter.emitWebhookEvent(input),
+      emitter.emitWebhookEvent(input),
     ]);
     assert.deepEqual(second.deliveryIds, first.deliveryIds);
     const deliveryId = first.deliveryIds[0]!;
     await waitForStatus(deliveryId, 'DELIVERED');
-    // Emitting again after delivery posts nothing either: no first attempt is left in flight.
-    await emitter.emitWebhookEvent(input, attempts);
-    await attempts.settled();
+    // Emitting again after delivery starts nothing: the series' workflow has ended, and stays so.
+    assert.deepEqual((await emitter.emitWebhookEvent(input)).starts, []);
+    const envelopeId = `wh:${endpoint.id}:agent.completed:${input.idempotencyKey}`;
+    assert.equal(
+      await worker.starter.client.workflow.getHandle(webhookDeliveryWorkflowId(envelopeId, 1)).result(),
+      'DELIVERED',
+    );
     assert.equal(r.requests.length, 1);
 
     const [request] = r.requests;
@@ -445,35 +430,21 @@ describe('webhook delivery', function () {
     assert.equal(s.receiver.requests.length, 1);
   });
 
-  it("posts the first attempt from the event's own step, and its workflow later ends DELIVERED without posting again", async () => {
-    const s = await postedByStarter;
+  it("makes the first attempt in its workflow's first task, started eagerly on the worker that recorded the event", async () => {
+    const s = await landing;
+    assert.equal(s.start, 'eager', "the first task came back with the start's answer");
     const [request] = await s.receiver.waitForRequests(1, 20_000);
     assert.ok(request);
-    // Long before the workflow's takeover: the step that recorded the event posted it.
-    assert.ok(
-      request.arrivedAt - s.emittedAt < WEBHOOK_TAKEOVER_DELAY_MS / 2,
-      `arrived after ${request.arrivedAt - s.emittedAt} ms`,
-    );
     assert.ok(verifySignature(s.endpoint.secret, request));
     assert.equal(await s.outcome(), 'DELIVERED');
-    const state = await deliveryState(s.deliveryId);
-    assert.equal(state.status, 'DELIVERED');
-    assert.deepEqual(
-      state.attempts.map((a) => [a.attempt, a.statusCode]),
-      [[1, 200]],
+    const events = (await s.workflow().fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.workflowTaskCompletedEventAttributes).length, 1, 'one workflow task');
+    assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0, 'no activity task');
+    assert.equal(
+      events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+      1,
+      'one local activity',
     );
-    assert.equal(s.receiver.requests.length, 1, 'the takeover posted nothing');
-  });
-
-  it('delivers once, after the takeover delay, when the worker died before its first attempt', async () => {
-    const s = await takenOver;
-    const [request] = await s.receiver.waitForRequests(1, WEBHOOK_TAKEOVER_DELAY_MS + 20_000);
-    assert.ok(request);
-    assert.ok(
-      request.arrivedAt - s.emittedAt >= WEBHOOK_TAKEOVER_DELAY_MS,
-      `arrived after ${request.arrivedAt - s.emittedAt} ms`,
-    );
-    assert.equal(await s.outcome(), 'DELIVERED');
     const state = await deliveryState(s.deliveryId);
     assert.deepEqual(
       state.attempts.map((a) => [a.attempt, a.statusCode]),
@@ -482,20 +453,20 @@ describe('webhook delivery', function () {
     assert.equal(s.receiver.requests.length, 1);
   });
 
-  it('lets a first attempt in flight finish when its worker is stopped, rather than leave it to the takeover', async () => {
+  it('lets a first attempt in flight finish when its worker is stopped', async () => {
     const user = await createTestUser();
     // Answered 2 s after it arrives, while the worker is stopping.
     const r = await receiver([{ status: 200, delayMs: 2_000 }]);
     await createEndpoint(user, r.url);
     // A worker of its own (its own queue, so it takes none of the other tests' tasks), stopped as
-    // SIGTERM stops one: its first attempts have SHUTDOWN_GRACE to finish.
+    // SIGTERM stops one: a first attempt, a local activity, is let finish.
     const stopping = await startWorker({
       config: { ...config, TEMPORAL_TASK_QUEUE: `${config.TEMPORAL_TASK_QUEUE}-stopping` },
       shutdownGraceMs: 10_000,
     });
     let deliveryId: string | undefined;
     try {
-      const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user), stopping.firstAttempts);
+      const { deliveryIds } = await emitter.emitWebhookEvent(agentCompleted(user), stopping);
       deliveryId = deliveryIds[0];
       await r.waitForRequests(1, 10_000);
     } finally {

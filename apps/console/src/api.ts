@@ -20,10 +20,31 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
+/** Words a field's name is made of that read as capitals. */
+const ACRONYMS = new Set(['url', 'urls', 'id', 'ids', 'api']);
+
+/**
+ * A detail's field as a person reads it: `body.image_url` is "Image URL", `body.video_urls.1` is
+ * "Video URLs" (where it sits in the request, and which item, say nothing to them).
+ */
+export function fieldName(path: string): string {
+  const named = path.split('.').filter((p) => !/^\d+$/.test(p) && !/^(body|query|params|headers)$/.test(p));
+  const words = (named.at(-1) ?? '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[_\s-]+/)
+    .filter(Boolean)
+    .map((w) => (ACRONYMS.has(w.toLowerCase()) ? w.toUpperCase().replace(/S$/, 's') : w.toLowerCase()));
+  const text = words.join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 async function errorOf(res: Response): Promise<ApiError> {
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   const details = Array.isArray(body.details)
-    ? (body.details as { path: string; message: string }[]).map((d) => `${d.path}: ${d.message}`)
+    ? (body.details as { path: string; message: string }[]).map((d) => {
+        const field = fieldName(d.path);
+        return field ? `${field}: ${d.message}` : d.message;
+      })
     : [];
   const message =
     typeof body.error === 'string'

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, get, post, whenSignedOut } from './api';
+import { get, post, whenSignedOut } from './api';
 import { AuthPage } from './pages/auth';
 import { ChatsPage } from './pages/chats';
 import { KeysPage } from './pages/keys';
@@ -34,10 +34,8 @@ function App() {
 
   useEffect(() => {
     whenSignedOut(() => setUser(null));
-    get<{ user: User }>('/api/auth/session').then(
-      ({ user }) => setUser(user),
-      (e: unknown) => (e instanceof ApiError && e.status === 401 ? setUser(null) : setError(e)),
-    );
+    // The console's own question (200, user or null): a visitor not signed in is no error.
+    get<{ user: User | null }>('/console/api/session').then(({ user }) => setUser(user), setError);
   }, []);
 
   // Signing in or out replaces the whole page, and what had the focus with it.

@@ -50,6 +50,7 @@ export interface Attachment {
 
 export interface Message {
   id: string;
+  chatId: string;
   role: 'user' | 'assistant';
   runId: string | null;
   contentBlocks: ContentBlock[];
@@ -90,6 +91,8 @@ export interface RunSnapshot {
   toolCalls: ToolCall[];
   waitpoints: Waitpoint[];
   error: string | null;
+  /** Set once a cancel is recorded; the status turns CANCELLED when the run has stopped. */
+  cancelRequestedAt?: string | null;
 }
 
 export const isTerminal = (status: RunStatus) =>

@@ -30,6 +30,73 @@ export function Time({ iso }: { iso: string | null | undefined }) {
   return <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
 }
 
+/**
+ * A file input that looks like the console's other buttons, with what was chosen beside it in
+ * full words: the browser's own control reads "Choose Files", and its "No file chosen" was cut
+ * short in a narrow row. The real input stays in the page, out of sight: the keyboard and a screen
+ * reader reach it, its focus ring shows on the button, and the button is its label, so a click or
+ * a tap on it opens the browser's file chooser.
+ */
+export function FilePicker({
+  label,
+  files,
+  onChange,
+  name,
+  accept,
+  multiple,
+}: {
+  label: string;
+  files: File[];
+  onChange: (files: File[]) => void;
+  name: string;
+  accept?: string;
+  multiple?: boolean;
+}) {
+  const chosen =
+    files.length === 0
+      ? multiple
+        ? 'No files chosen'
+        : 'No file chosen'
+      : files.length === 1
+        ? (files[0]?.name ?? '')
+        : `${files.length} files: ${files.map((f) => f.name).join(', ')}`;
+  const id = `file-picker-${name}`;
+  return (
+    <span class="file-picker">
+      <input
+        id={id}
+        type="file"
+        name={name}
+        accept={accept}
+        multiple={multiple}
+        onChange={(e) => onChange([...(e.currentTarget.files ?? [])])}
+      />
+      <label for={id} class="button">
+        {label}
+      </label>
+      <span class="muted chosen" title={chosen}>
+        {chosen}
+      </span>
+    </span>
+  );
+}
+
+/** A moment in a list: the time when it is today, else the day; the full date and time on hover. */
+export function ShortTime({ iso }: { iso: string }) {
+  const at = new Date(iso);
+  const today = at.toDateString() === new Date().toDateString();
+  return (
+    <time class="muted small grow" dateTime={iso} title={at.toLocaleString()}>
+      {today
+        ? at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+        : at.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}
+    </time>
+  );
+}
+
+/** A tool's price as the API states it (a decimal string): "1 credit", "10 credits", "0.5 credits". */
+export const credits = (cost: string) => `${cost} credit${Number(cost) === 1 ? '' : 's'}`;
+
 export function Json({ value, label }: { value: unknown; label: string }) {
   return (
     <pre class="json" aria-label={label} tabIndex={0}>

@@ -1,20 +1,18 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../../core/errors/app-error';
 import { weakEtag } from '../../../core/hashing/canonical';
+import { jsonBody } from '../../../core/http/request';
 import { addLogContext } from '../../../core/logging/context';
 import { errorEnvelopeSchema } from '../../../core/schemas/errors';
-import type { KeyLimit } from '../../../operations/limits';
+import type { UserLimit } from '../../../operations/limits';
 import { noneMatch } from './conditional';
 import { errorExample } from './error-examples';
 import { settleAuth } from './auth-context';
 import { parse, type RequestSchema } from './parse';
 
 extendZodWithOpenApi(z);
-
-/** JSON bodies: 1 MB at most (DECISIONS.md). */
-export const jsonBody = express.json({ limit: '1mb' });
 
 export type AuthKind = 'apiKey' | 'session' | 'none';
 
@@ -48,8 +46,11 @@ export interface RouteSpec<S extends RequestSchema> {
   bodyMediaType?: 'multipart/form-data';
   /** A route taking JSON and multipart alike: the form fields' schema, used for multipart requests. */
   multipartBody?: z.ZodType;
-  /** Per-key counters an apiKey route consumes besides the API-wide one (the send limit). */
-  keyLimits?: KeyLimit[];
+  /**
+   * Per-user counters an apiKey route consumes besides the API-wide one (the send limit), whatever
+   * the credential: its mirror for the console counts them too.
+   */
+  limits?: UserLimit[];
   /**
    * The handler only reads, and answers with its result (it writes nothing to the response
    * itself): its read may begin on a remembered API key while the key's check runs (apiKeyGuard).
@@ -106,8 +107,10 @@ function hasBody(req: Request): boolean {
 }
 
 export interface Guards {
-  apiKey: (keyLimits: readonly KeyLimit[], options?: { readsOnly?: boolean }) => RequestHandler[];
+  apiKey: (limits: readonly UserLimit[], options?: { readsOnly?: boolean }) => RequestHandler[];
   session: RequestHandler[];
+  /** The console's mirror of an apiKey route, counting the same per-user `limits`. */
+  console: (limits: readonly UserLimit[]) => RequestHandler[];
   none: RequestHandler[];
 }
 
@@ -202,7 +205,7 @@ export class RouteTable {
     this.registerDocument(spec);
     const guards =
       spec.auth === 'apiKey'
-        ? this.guards.apiKey(spec.keyLimits ?? [], { readsOnly: spec.readsOnly ?? false })
+        ? this.guards.apiKey(spec.limits ?? [], { readsOnly: spec.readsOnly ?? false })
         : this.guards[spec.auth];
     this.mount(spec, spec.path, guards);
     this.specs.push(spec as unknown as RouteSpec<RequestSchema>);
@@ -210,13 +213,18 @@ export class RouteTable {
 
   /**
    * The console is a browser app on the signed-in session, and session cookies are not accepted
-   * on public routes: every public route is mounted again under CONSOLE_API_PREFIX behind
-   * `consoleGuards` (the session, with its cross-site check), with the same handler and so the
-   * same operation. Not in the OpenAPI document: the console is not part of the public interface.
+   * on public routes: every public route is mounted again under CONSOLE_API_PREFIX behind the
+   * console's guards (the session, with its cross-site check, counted against the same per-user
+   * limits), with the same handler and so the same operation. Not in the OpenAPI document: the
+   * console is not part of the public interface.
    */
-  mirrorForSession(consoleGuards: RequestHandler[]): void {
+  mirrorForSession(): void {
     for (const spec of this.specs.filter((s) => s.auth === 'apiKey' && s.path.startsWith(PUBLIC_API_PREFIX)))
-      this.mount(spec, CONSOLE_API_PREFIX + spec.path.slice(PUBLIC_API_PREFIX.length), consoleGuards);
+      this.mount(
+        spec,
+        CONSOLE_API_PREFIX + spec.path.slice(PUBLIC_API_PREFIX.length),
+        this.guards.console(spec.limits ?? []),
+      );
   }
 
   private mount<S extends RequestSchema>(spec: RouteSpec<S>, path: string, guards: RequestHandler[]): void {

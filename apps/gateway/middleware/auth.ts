@@ -1,27 +1,24 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { sessionCookieName } from '../../../core/auth/tokens';
-import { AppError, UnauthorizedError } from '../../../core/errors/app-error';
+import { assertSameOrigin } from '../../../core/auth/same-origin';
+import { UnauthorizedError } from '../../../core/errors/app-error';
+import { bearerToken } from '../../../core/http/request';
 import type { Caller, Operations } from '../../../operations';
 import type { RateLimitState } from '../../../operations/key-memory';
-import { rateLimitHeaders, type KeyLimit } from '../../../operations/limits';
+import { rateLimitHeaders, type UserLimit } from '../../../operations/limits';
 import { setAuth, setRememberedAuth } from '../http/auth-context';
-
-const BEARER = /^Bearer ([^\s]+)$/;
-
-/** The token of `Authorization: Bearer …`, if the header has that form. */
-export const bearerToken = (req: Request): string | undefined =>
-  BEARER.exec(req.headers.authorization ?? '')?.[1];
 
 /**
  * The caller of `Authorization: Bearer svck_live_…` (session cookies are not accepted), counted
- * against `limits`; the tightest counter's RateLimit headers go on the answer. REST and MCP alike.
+ * against its user's `limits`; the tightest counter's RateLimit headers go on the answer. REST and
+ * MCP alike.
  */
 export async function bearerCaller(
   ops: Operations,
   req: Request,
   res: Response,
-  limits: readonly KeyLimit[],
+  limits: readonly UserLimit[],
   via: Caller['via'],
 ): Promise<Caller> {
   const { caller, rateLimit } = await ops.identity.authenticateApiKey(bearerToken(req), limits, via);
@@ -29,7 +26,7 @@ export async function bearerCaller(
   return caller;
 }
 
-function setRateLimitHeaders(res: Response, rateLimit: RateLimitState | undefined): void {
+export function setRateLimitHeaders(res: Response, rateLimit: RateLimitState | undefined): void {
   if (!rateLimit) return;
   for (const [name, value] of Object.entries(
     rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetSeconds),
@@ -38,7 +35,7 @@ function setRateLimitHeaders(res: Response, rateLimit: RateLimitState | undefine
 }
 
 /**
- * Public routes: an API key, counted against the route's per-key limits. A route that only reads
+ * Public routes: an API key, counted against the route's per-user limits. A route that only reads
  * (`readsOnly`) trusts a key this gateway checked lately, as the answers it gives from memory do:
  * - while the gateway holds points it leased of each counter, the call spends them and goes on
  *   with no round trip at all;
@@ -48,7 +45,7 @@ function setRateLimitHeaders(res: Response, rateLimit: RateLimitState | undefine
  */
 export function apiKeyGuard(
   ops: Operations,
-  limits: readonly KeyLimit[],
+  limits: readonly UserLimit[],
   { readsOnly = false }: { readsOnly?: boolean } = {},
 ): RequestHandler {
   return async (req, res, next) => {
@@ -78,31 +75,36 @@ export function apiKeyGuard(
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The session cookie's token, if the request carries one. */
+export const sessionToken = (req: Request): string | undefined =>
+  parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
+
 /**
  * Management routes: the `svc_session` cookie (`__Host-svc_session` over https). API keys are not accepted. A cookie-authenticated
  * write must come from our own origin: Sec-Fetch-Site, else Origin, must not say cross-site.
  */
-export function sessionGuard(ops: Operations, via: Caller['via'] = 'rest'): RequestHandler {
+export function sessionGuard(ops: Operations): RequestHandler {
   return async (req, _res, next) => {
     if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req.headers, req.protocol, req.get('host'));
-    const token = parseCookie(req.headers.cookie ?? '')[sessionCookieName(req.secure)];
-    setAuth(req, await ops.identity.authenticateSession(token, via));
+    setAuth(req, await ops.identity.authenticateSession(sessionToken(req), 'rest'));
     next();
   };
 }
 
-export function assertSameOrigin(
-  headers: Record<string, string | string[] | undefined>,
-  protocol: string,
-  host: string | undefined,
-): void {
-  const site = headers['sec-fetch-site'];
-  if (typeof site === 'string') {
-    if (site === 'same-origin' || site === 'none') return;
-    throw new AppError('FORBIDDEN', 'Cross-site requests are refused.');
-  }
-  const origin = headers.origin;
-  if (typeof origin !== 'string') return; // not a browser: no ambient-cookie risk to guard against
-  if (host && origin === `${protocol}://${host}`) return;
-  throw new AppError('FORBIDDEN', 'Cross-site requests are refused.');
+/**
+ * The console's mirror of the public routes: the session, with the same cross-site check, counted
+ * against the same per-user limits as the route's API-key callers (its RateLimit headers too).
+ */
+export function consoleGuard(ops: Operations, limits: readonly UserLimit[]): RequestHandler {
+  return async (req, res, next) => {
+    if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req.headers, req.protocol, req.get('host'));
+    const { caller, rateLimit } = await ops.identity.authenticateSessionCall(
+      sessionToken(req),
+      limits,
+      'console',
+    );
+    setRateLimitHeaders(res, rateLimit);
+    setAuth(req, caller);
+    next();
+  };
 }

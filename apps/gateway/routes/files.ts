@@ -6,7 +6,11 @@ import type { Operations } from '../../../operations';
 import { notModified, requestedRange } from '../http/conditional';
 import type { RouteTable } from '../http/route-table';
 
-const IMMUTABLE = 'public, max-age=31536000, immutable';
+/**
+ * Only the client that asked may keep a copy (a shared cache or CDN may not: the file is one
+ * user's), and only until the URL expires; the bytes at one signed URL never change meanwhile.
+ */
+const cacheControl = (secondsLeft: number) => `private, max-age=${secondsLeft}, immutable`;
 
 export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
   routes.add({
@@ -57,7 +61,7 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
       res.setHeader('last-modified', info.lastModified.toUTCString());
       res.setHeader('accept-ranges', 'bytes');
       if (notModified(req, info)) {
-        res.setHeader('cache-control', IMMUTABLE);
+        res.setHeader('cache-control', cacheControl(file.secondsLeft));
         return { status: 304 };
       }
       const range = requestedRange(req, info);
@@ -86,7 +90,7 @@ export function registerFilesRoutes(routes: RouteTable, ops: Operations): void {
           'content-disposition',
           file.filename ? inlineContentDisposition(file.filename) : 'inline',
         );
-        res.setHeader('cache-control', IMMUTABLE);
+        res.setHeader('cache-control', cacheControl(file.secondsLeft));
         res.status(status);
       } catch (err) {
         object.body.destroy();

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import { serialize as serializeCookie } from 'cookie';
 import { z } from 'zod';
-import { sessionCookieName } from '../../../core/auth/tokens';
+import { assertSameOrigin } from '../../../core/auth/same-origin';
+import { sessionCookie } from '../../../core/auth/tokens';
 import {
   apiKeyListQuerySchema,
   apiKeyListSchema,
@@ -15,20 +15,8 @@ import {
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
-import { assertSameOrigin } from '../middleware/auth';
 
 const setCookieHeader = z.object({ 'set-cookie': z.string() });
-
-/** The session cookie as every sign-in sets it (identity routes, the OAuth sign-in form). */
-export function sessionCookie(req: Request, token: string, maxAgeSeconds: number): string {
-  return serializeCookie(sessionCookieName(req.secure), token, {
-    httpOnly: true,
-    sameSite: 'lax',
-    path: '/',
-    secure: req.secure,
-    maxAge: maxAgeSeconds,
-  });
-}
 
 /** Sign-up and sign-in take no cookie yet still must not be driven by another site's page. */
 function refuseCrossSite(req: Request): void {
@@ -72,7 +60,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
       return {
         status: 200,
         body: { user },
-        headers: { 'set-cookie': sessionCookie(req, token, maxAgeSeconds) },
+        headers: { 'set-cookie': sessionCookie(req.secure, token, maxAgeSeconds) },
       };
     },
   });
@@ -90,7 +78,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     errors: [],
     handler: async (_input, req) => {
       await ops.identity.signOut(currentAuth(req));
-      return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
+      return { status: 204, headers: { 'set-cookie': sessionCookie(req.secure, '', 0) } };
     },
   });
 
@@ -108,7 +96,7 @@ export function registerIdentityRoutes(routes: RouteTable, ops: Operations): voi
     errors: [],
     handler: async (_input, req) => {
       await ops.identity.signOutEverywhere(currentAuth(req));
-      return { status: 204, headers: { 'set-cookie': sessionCookie(req, '', 0) } };
+      return { status: 204, headers: { 'set-cookie': sessionCookie(req.secure, '', 0) } };
     },
   });
 

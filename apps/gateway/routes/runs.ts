@@ -12,9 +12,10 @@ import {
 } from '../../../core/schemas/runs';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import type { Operations } from '../../../operations';
+import { turnInput } from '../../../operations/runs';
 import { currentAuth } from '../http/auth-context';
 import { noneMatch } from '../http/conditional';
-import { bearerToken } from '../middleware/auth';
+import { bearerToken } from '../../../core/http/request';
 import {
   IDEMPOTENCY_ERRORS,
   idempotencyHeadersSchema,
@@ -33,7 +34,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     auth: 'apiKey',
     request: { headers: idempotencyHeadersSchema, body: completionBodySchema },
     multipartBody: completionFormSchema,
-    keyLimits: [ops.limits.send],
+    limits: [ops.limits.send],
     before: [receiveFiles({ multipartOnly: false })],
     responses: {
       202: {
@@ -56,21 +57,20 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         },
       },
     },
-    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'ATTACHMENT_NOT_FOUND', 'RUN_ACTIVE', 'ACTIVE_LIMIT'],
+    errors: [
+      ...IDEMPOTENCY_ERRORS,
+      'CHAT_NOT_FOUND',
+      'ATTACHMENT_NOT_FOUND',
+      'RUN_ACTIVE',
+      'ACTIVE_LIMIT',
+      'LIMIT_REACHED',
+    ],
     handler: async ({ body, headers }, req) =>
       replayable(
         202,
         await ops.runs.sendTurn(
           currentAuth(req),
-          {
-            text: body.text,
-            chatId: body.chatId,
-            imageUrls: 'image_urls' in body ? body.image_urls : [],
-            attachmentIds: 'attachmentIds' in body ? body.attachmentIds : [],
-            planMode: body.planMode,
-            files: receivedFiles(req),
-            traceparent: req.get('traceparent'),
-          },
+          turnInput(body, { files: receivedFiles(req), traceparent: req.get('traceparent') }),
           headers['idempotency-key'],
         ),
       ),
@@ -137,7 +137,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
     },
-    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND'],
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT'],
     handler: async ({ params, headers }, req, res) => {
       const closed = new AbortController();
       res.on('close', () => closed.abort());
@@ -174,7 +174,12 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     auth: 'apiKey',
     extension: true,
     request: { params: runParamsSchema },
-    responses: { 202: { description: 'Cancellation requested', schema: runSnapshotSchema } },
+    responses: {
+      202: {
+        description: 'The cancel is recorded (cancelRequestedAt): the run ends CANCELLED within moments',
+        schema: runSnapshotSchema,
+      },
+    },
     errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'RUN_NOT_ACTIVE'],
     handler: async ({ params }, req) => ({
       status: 202,

@@ -68,7 +68,7 @@ export function registerUploadsRoutes(routes: RouteTable, ops: Operations): void
         },
       },
     },
-    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND'],
+    errors: [...IDEMPOTENCY_ERRORS, 'CHAT_NOT_FOUND', 'LIMIT_REACHED'],
     handler: async ({ body, headers }, req) =>
       replayable(
         201,

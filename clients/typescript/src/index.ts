@@ -1,8 +1,9 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import createClient from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { components, paths } from './schema.js';
 
-export type { components, paths } from './schema';
+export type { components, paths } from './schema.js';
+export { API_DOCUMENT } from './version.js';
 export type RunSnapshot = components['schemas']['RunSnapshot'];
 /** The send's body: only `text` is required. */
 export type CompletionRequest = components['schemas']['CompletionRequest'];
@@ -18,12 +19,16 @@ export interface RunEvent {
   data: Record<string, unknown>;
 }
 
+/** An answer other than the one asked for: its HTTP status and the API's error envelope. */
 export class AgentChatError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: ApiError | undefined,
-  ) {
+  readonly status: number;
+  readonly body: ApiError | undefined;
+
+  constructor(status: number, body: ApiError | undefined) {
     super(body ? `${status} ${body.code}: ${body.error}` : `HTTP ${status}`);
+    this.name = 'AgentChatError';
+    this.status = status;
+    this.body = body;
   }
 }
 
@@ -196,7 +201,7 @@ const WEBHOOK_TOLERANCE_SECONDS = 300;
 export function verifyWebhook(
   secret: string,
   headers: Record<string, string | string[] | undefined> | Headers,
-  rawBody: string | Buffer,
+  rawBody: string | Uint8Array,
   now: Date = new Date(),
 ): boolean {
   const get = (name: string) => {

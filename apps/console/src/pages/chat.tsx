@@ -12,10 +12,22 @@ import {
   type Page,
   type QueuedTurn,
   type RunSnapshot,
+  type ToolAsset,
   type ToolResult,
   type Waitpoint,
 } from '../types';
-import { Assets, Empty, ErrorNote, Json, Loading, Media, Time, useFocusAfterGoing } from '../ui';
+import {
+  Assets,
+  Empty,
+  ErrorNote,
+  FilePicker,
+  Json,
+  Loading,
+  Media,
+  Time,
+  credits,
+  useFocusAfterGoing,
+} from '../ui';
 
 /**
  * Messages are read a page at a time, newest first: a long chat opens on its latest page with one
@@ -56,13 +68,16 @@ function ToolCallView(props: {
   input: unknown;
   result?: ToolResult | null;
   error?: string | null;
+  /** The result's files to show; the message around it may show them itself. */
+  assets?: ToolAsset[];
 }) {
   const { toolName, status, input, result, error } = props;
+  const assets = props.assets ?? result?.assets ?? [];
   return (
-    <details class="tool" open={Boolean(result?.assets.length)}>
+    <details class="tool" open={assets.length > 0}>
       <summary>
         Tool <code>{toolName}</code>: {status.toLowerCase()}
-        {result && ` · ${result.creditCost} credits`}
+        {result && ` · ${credits(result.creditCost)}`}
       </summary>
       <h3>Input</h3>
       <Json value={input} label={`${toolName} input`} />
@@ -70,7 +85,7 @@ function ToolCallView(props: {
         <>
           <h3>Output</h3>
           <Json value={result.output} label={`${toolName} output`} />
-          <Assets assets={result.assets} />
+          <Assets assets={assets} />
         </>
       )}
       {error && <p class="error">{error}</p>}
@@ -78,11 +93,19 @@ function ToolCallView(props: {
   );
 }
 
+/** A file's address without its signature: one file, however often its URL was signed. */
+const fileOf = (url: string) => new URL(url, location.href).pathname;
+
 function Blocks({ message }: { message: Message }) {
   const results = new Map<string, Extract<ContentBlock, { type: 'tool_result' }>>();
   for (const b of message.contentBlocks) if (b.type === 'tool_result') results.set(b.toolCallId, b);
   const shownIds = new Set(message.contentBlocks.map((b) => ('attachmentId' in b ? b.attachmentId : null)));
   const byId = new Map(message.attachments.map((a) => [a.id, a]));
+  // A tool's result that the message shows as its own media (the reply's image) is shown there, once.
+  const shownFiles = new Set([
+    ...message.contentBlocks.flatMap((b) => ('url' in b ? [fileOf(b.url)] : [])),
+    ...message.attachments.map((a) => fileOf(a.url)),
+  ]);
   return (
     <>
       {message.contentBlocks.map((b, i) => {
@@ -116,6 +139,7 @@ function Blocks({ message }: { message: Message }) {
                 input={b.input}
                 result={r?.result}
                 error={r?.error}
+                assets={r?.result?.assets.filter((a) => !shownFiles.has(fileOf(a.url)))}
               />
             );
           }
@@ -159,6 +183,15 @@ function decider(waitpoint: Waitpoint): string {
   if (by.via === 'mcp') return ' by you, through an assistant (MCP),';
   return ' by you, with an API key,';
 }
+
+/** How a plan no longer pending ended, in words. */
+const PLAN_ENDINGS: Record<Waitpoint['status'], string> = {
+  PENDING: '',
+  APPROVED: 'Approved',
+  REJECTED: 'Rejected',
+  CANCELLED: 'Cancelled with its run',
+  EXPIRED: 'Expired without a decision',
+};
 
 function PlanView({
   run,
@@ -234,11 +267,7 @@ function PlanView({
         </form>
       ) : (
         <p class="muted">
-          {waitpoint.status === 'APPROVED'
-            ? 'Approved'
-            : waitpoint.status === 'REJECTED'
-              ? 'Rejected'
-              : 'Closed'}
+          {PLAN_ENDINGS[waitpoint.status]}
           {decider(waitpoint)} <Time iso={waitpoint.decidedAt ?? waitpoint.resolvedAt} />
           {waitpoint.feedback && <> · feedback: “{waitpoint.feedback}”</>}
         </p>
@@ -281,18 +310,20 @@ function RunView({
   run,
   reconnecting,
   onError,
+  label = 'Current run',
 }: {
   run: RunSnapshot;
   reconnecting: boolean;
   onError: (e: unknown) => void;
+  label?: string;
 }) {
   const active = !isTerminal(run.status);
   const status = useRef<HTMLSpanElement>(null);
   return (
-    <section class="run" aria-label="Current run" aria-busy={active}>
+    <section class="run" aria-label={label} aria-busy={active}>
       <div class="row">
         <span ref={status} tabIndex={-1} class={`status status-${run.status.toLowerCase()}`} role="status">
-          Run {run.status.toLowerCase()}
+          {active && run.cancelRequestedAt ? 'Run cancelling…' : `Run ${run.status.toLowerCase()}`}
         </span>
         {active && <CancelRun run={run} status={status} onError={onError} />}
       </div>
@@ -321,8 +352,11 @@ function RunView({
   );
 }
 
-/** The id of the chat's run that has not ended, if any: the one a reload or a refused send shows. */
-async function activeRunOf(
+/**
+ * The chat's latest run, ended or not (the one a reload shows, as the page showed it live), or
+ * the run a refused send names.
+ */
+async function latestRunOf(
   chatId: string,
   messages: Message[],
   refusal?: ApiError,
@@ -331,6 +365,46 @@ async function activeRunOf(
   const runId = named ?? [...messages].reverse().find((m) => m.runId)?.runId;
   if (!runId) return null;
   return get<RunSnapshot>(`${V1}/chats/${chatId}/runs/${runId}`);
+}
+
+/** Runs that ended, by id: an ended run does not change, so each is read once a page load. */
+const endedRuns = new Map<string, Promise<RunSnapshot>>();
+
+/**
+ * How an earlier turn that left no answer ended (cancelled, its plan rejected or expired, failed),
+ * under it, as the run showed it live: read back from the run's snapshot, so a reload shows it too.
+ * Drawn again only when the run read comes in.
+ */
+class RunOutcome extends Component<
+  { chatId: string; runId: string; onError: (e: unknown) => void },
+  { run: RunSnapshot | null }
+> {
+  state = { run: null as RunSnapshot | null };
+
+  componentDidMount(): void {
+    const { chatId, runId } = this.props;
+    let read = endedRuns.get(runId);
+    if (!read) {
+      read = get<RunSnapshot>(`${V1}/chats/${chatId}/runs/${runId}`);
+      endedRuns.set(runId, read);
+      read.catch(() => endedRuns.delete(runId));
+    }
+    read.then((run) => this.setState({ run }), this.props.onError);
+  }
+
+  shouldComponentUpdate(_next: unknown, next: { run: RunSnapshot | null }): boolean {
+    return next.run !== this.state.run;
+  }
+
+  render() {
+    const { run } = this.state;
+    if (!run || !isTerminal(run.status)) return null;
+    return (
+      <li class="outcome">
+        <RunView run={run} reconnecting={false} onError={this.props.onError} label="Earlier run" />
+      </li>
+    );
+  }
 }
 
 /** Set by a send that opens its new chat: the new chat's composer takes the focus the old one had. */
@@ -348,7 +422,6 @@ function Composer({
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [files, setFiles] = useState<File[]>([]);
-  const filesInput = useRef<HTMLInputElement>(null);
   const text = useRef<HTMLTextAreaElement>(null);
   const refusal = refuseFiles(files);
 
@@ -406,17 +479,14 @@ function Composer({
         }}
       />
       <div class="row wrap">
-        <label class="file">
-          Attach files
-          <input
-            ref={filesInput}
-            type="file"
-            name="files"
-            multiple
-            accept="image/*,video/*,audio/*"
-            onChange={(e) => setFiles([...(e.currentTarget.files ?? [])])}
-          />
-        </label>
+        <FilePicker
+          label="Attach files"
+          name="files"
+          multiple
+          accept="image/*,video/*,audio/*"
+          files={files}
+          onChange={setFiles}
+        />
         <label class="check">
           <input type="checkbox" name="planMode" />
           Plan mode
@@ -425,11 +495,6 @@ function Composer({
           Send
         </button>
       </div>
-      {files.length > 0 && (
-        <p class="muted">
-          {files.length} file{files.length > 1 ? 's' : ''}: {files.map((f) => f.name).join(', ')}
-        </p>
-      )}
       {refusal && (
         <p class="error" role="alert">
           {refusal}
@@ -462,6 +527,11 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
       onSnapshot: (snapshot) => {
         setRun(snapshot);
         if (isTerminal(snapshot.status)) {
+          // The stream ends at the terminal status: what the ending changed with it (a plan still
+          // pending closed, a tool call cut short) is read from the final snapshot, as a reload is.
+          const final = get<RunSnapshot>(`${V1}/chats/${snapshot.chatId}/runs/${snapshot.id}`);
+          endedRuns.set(snapshot.id, final);
+          final.then((ended) => setRun((shown) => (shown?.id === ended.id ? ended : shown)), setError);
           setNotice(null);
           void reload();
           onActivity();
@@ -507,10 +577,13 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
         scroll.current = { to: 'newest' };
         setMessages(page.messages);
         setOlder(page.older);
-        const r = await activeRunOf(chat.id, page.messages);
+        const r = await latestRunOf(chat.id, page.messages);
+        if (!r) return;
+        // Ended, it shows as it did live (its status, its plan's decision, its error).
+        setRun(r);
         // A run that ended between the two reads wrote its answer after the first: read it again.
-        if (r && isTerminal(r.status)) await reload();
-        else if (r) follow(r);
+        if (isTerminal(r.status)) await reload();
+        else follow(r);
       })
       .catch(setError);
     return () => stop.current();
@@ -539,6 +612,9 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
     return () => observer.disconnect();
   }, [older, loadingOlder, messages]);
 
+  // The runs that answered: any other turn's run ended without a reply, and says how under it.
+  const answered = new Set(messages?.flatMap((m) => (m.role === 'assistant' && m.runId ? [m.runId] : [])));
+
   return (
     <div class="chat">
       <ErrorNote error={error} />
@@ -550,9 +626,12 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
       )}
       {messages?.length === 0 && !run && <Empty>No messages yet. Write the first one below.</Empty>}
       <ol class="messages plain" aria-label="Messages">
-        {messages?.map((m) => (
-          <MessageItem key={m.id} message={m} />
-        ))}
+        {messages?.map((m) => [
+          <MessageItem key={m.id} message={m} />,
+          m.role === 'user' && m.runId && m.runId !== run?.id && !answered.has(m.runId) && (
+            <RunOutcome key={`outcome-${m.runId}`} chatId={m.chatId} runId={m.runId} onError={setError} />
+          ),
+        ])}
       </ol>
       {notice && (
         <p class="notice" role="status">
@@ -576,7 +655,7 @@ export function ChatView({ chat, onActivity }: { chat: Chat | null; onActivity: 
         onRunActive={(refusal) => {
           if (!chat) return setError(refusal);
           setNotice('This chat already has a run in progress; here it is. Send again once it ends.');
-          activeRunOf(chat.id, messages ?? [], refusal)
+          latestRunOf(chat.id, messages ?? [], refusal)
             .then((r) => r && follow(r))
             .catch(setError);
         }}

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, V1, del, get, patch } from '../api';
 import { follow, navigate } from '../router';
 import type { Chat, Page } from '../types';
-import { Confirm, Empty, ErrorNote, Loading } from '../ui';
+import { Confirm, Empty, ErrorNote, Loading, ShortTime } from '../ui';
 import { ChatView } from './chat';
 
 const PAGE = 20;
@@ -45,41 +45,49 @@ function ChatItem({ chat, active, onChanged }: { chat: Chat; active: boolean; on
           </button>
         </form>
       ) : (
-        <div class="row">
+        <>
+          {/* The list is narrow: the title takes its whole width, cut short with an ellipsis, and
+              shows whole on hover (title) and to a screen reader (the link's text). */}
           <a
             href={`/chats/${chat.id}`}
             onClick={follow}
             aria-current={active ? 'page' : undefined}
-            class="grow"
+            class="chat-title"
+            title={chat.title}
           >
             {chat.title}
           </a>
-          <button
-            type="button"
-            class="icon"
-            aria-pressed={chat.isFavorite}
-            aria-label={`Favorite ${chat.title}`}
-            onClick={() => void act(() => patch(`${V1}/chats/${chat.id}`, { isFavorite: !chat.isFavorite }))}
-          >
-            {chat.isFavorite ? '★' : '☆'}
-          </button>
-          {(
-            [
-              ['Rename', 'rename', '✎'],
-              ['Delete', 'delete', '×'],
-            ] as const
-          ).map(([label, next, glyph]) => (
+          <div class="row chat-actions">
+            <ShortTime iso={chat.lastMessageAt ?? chat.createdAt} />
             <button
-              key={next}
               type="button"
               class="icon"
-              aria-label={`${label} ${chat.title}`}
-              onClick={() => setMode(next)}
+              aria-pressed={chat.isFavorite}
+              aria-label={`Favorite ${chat.title}`}
+              onClick={() =>
+                void act(() => patch(`${V1}/chats/${chat.id}`, { isFavorite: !chat.isFavorite }))
+              }
             >
-              {glyph}
+              {chat.isFavorite ? '★' : '☆'}
             </button>
-          ))}
-        </div>
+            {(
+              [
+                ['Rename', 'rename', '✎'],
+                ['Delete', 'delete', '×'],
+              ] as const
+            ).map(([label, next, glyph]) => (
+              <button
+                key={next}
+                type="button"
+                class="icon"
+                aria-label={`${label} ${chat.title}`}
+                onClick={() => setMode(next)}
+              >
+                {glyph}
+              </button>
+            ))}
+          </div>
+        </>
       )}
       {mode === 'delete' && (
         <Confirm

@@ -42,7 +42,7 @@ export function KeysPage() {
         columns={[
           { header: 'Name', cell: (k) => k.name },
           { header: 'Key', cell: (k) => <code>{k.prefix}…</code> },
-          { header: 'Created', cell: (k) => <Time iso={k.createdAt} /> },
+          { header: 'Created', cell: (k) => <Time iso={k.createdAt} />, wideOnly: true },
           { header: 'Last used', cell: (k) => <Time iso={k.lastUsedAt} /> },
         ]}
         revokeUrl={(k) => `/api/keys/${k.id}`}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { V1, post } from '../api';
 import type { ToolResult } from '../types';
-import { Assets, ErrorNote, Json } from '../ui';
+import { Assets, ErrorNote, Json, credits } from '../ui';
 
 type Fields = Record<string, FormDataEntryValue>;
 
@@ -128,7 +128,7 @@ function ToolForm({ tool }: { tool: (typeof TOOLS)[number] }) {
       {result && (
         <div class="result" role="status">
           <p>
-            Cost: <strong>{result.creditCost} credits</strong> · {result.durationMs} ms
+            Cost: <strong>{credits(result.creditCost)}</strong> · {result.durationMs} ms
           </p>
           <Assets assets={result.assets} />
           <Json value={result.output} label={`${tool.name} output`} />
