@@ -35,8 +35,11 @@ import { startWorker, type TestWorker } from '../../testkit/worker';
  */
 const ITERATIONS = Number(process.env.RACE_ITERATIONS ?? 12);
 const SEED = Number(process.env.RACE_SEED ?? Math.floor(Math.random() * 2 ** 31));
-/** The cluster suite's hooks point testkit at `npm run start:cluster`'s Temporal. */
-const ENGINE = process.env.TEST_TEMPORAL_ADDRESS ? 'cluster' : 'dev';
+/**
+ * The cluster suite's hooks point testkit at `npm run start:cluster`'s Temporal, in a root hook:
+ * read after it ran, not when this file loads.
+ */
+const engine = () => (process.env.TEST_TEMPORAL_ADDRESS ? 'cluster' : 'dev');
 const TERMINAL = ['COMPLETE', 'FAILED', 'CANCELLED'];
 const ENDS_WITHIN_MS = 10_000;
 
@@ -151,7 +154,7 @@ describe('cancel, delete and decide at any moment', function () {
       );
     const file = await writeResults(
       'cancel-races',
-      ENGINE,
+      engine(),
       { RACE_SEED: SEED, RACE_ITERATIONS: ITERATIONS },
       { moments, outcomes },
     );
