@@ -154,15 +154,10 @@ export async function checkHistories(client: Client, load: LoadRows): Promise<Hi
         `delivery ${d.id} is ${d.status}, its execution closed ${describeClose(e)} (${String(e.result)})`,
       );
     const posts = tallyOf(e, 'deliverWebhook');
-    // Each marker is an attempt, each retry of the activity another; a workflow task lost with its
-    // worker may have taken an attempt no marker records, and a first attempt its starter posted
-    // (input.firstAttemptByStarter) is outside the history.
-    const allowed =
-      posts.localCompleted +
-      posts.localFailed +
-      posts.attempts +
-      e.lostTasks +
-      (field(e.input, 'firstAttemptByStarter') === true ? 1 : 0);
+    // Each marker is an attempt (the first, a local activity of one attempt), each attempt of the
+    // later activity another; a workflow task lost with its worker may have taken a first attempt
+    // no marker records.
+    const allowed = posts.localCompleted + posts.localFailed + posts.attempts + e.lostTasks;
     const logged = load.attempts.get(d.id) ?? [];
     const received = load.posts.get(d.id) ?? 0;
     const highest = Math.max(0, ...logged.map((a) => a.attempt));
