@@ -166,5 +166,8 @@ export function testStack(options: StackOptions = {}): Promise<TestStack> {
 export async function stopTestStack(): Promise<void> {
   if (!stack) return;
   await stack.catch(() => undefined);
-  for (const step of teardown) await step().catch((err: Error) => console.error(`teardown: ${err.message}`));
+  // Once: a run that also requires test/cluster/hooks.ts stops the stack from both root hooks.
+  stack = undefined;
+  for (const step of teardown.splice(0))
+    await step().catch((err: Error) => console.error(`teardown: ${err.message}`));
 }

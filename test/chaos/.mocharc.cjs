@@ -1,9 +1,11 @@
 // The chaos suite (npm run test:chaos): two gateways and two workers under load, with SIGKILLs of
-// every process at random moments and at the moments the code announces (FAULT_PAUSE_AT).
-// CHAOS_RUNS (requests per scenario; CI's default is small, try 200 locally), CHAOS_FAULTS (kills
-// per scenario), CHAOS_SEED (replays a run: the suite prints it), CHAOS_SCENARIOS (names' prefixes),
-// CHAOS_ENGINE (dev, the default: the Temporal dev server; cluster: the production topology's
-// Temporal, its services killed one at a time).
+// every process aimed at named moments (mid-activity, mid-POST, mid-transaction, mid-request), at
+// the moments the code announces (FAULT_PAUSE_AT) and at random moments; docs/reliability.md.
+// CHAOS_RUNS (requests per scenario; CI's default is small, 200 for the documented tables),
+// CHAOS_FAULTS (faults per scenario), CHAOS_SEED (replays a run: the suite prints it),
+// CHAOS_SCENARIOS (names' prefixes; the others are declared, not run), CHAOS_ENGINE (dev, the
+// default: the Temporal dev server; cluster: the production topology's Temporal, its services
+// killed one at a time).
 // PostgreSQL is SIGKILLed here, so it runs durable (the default): with synchronous_commit off a
 // commit is answered before its WAL leaves shared memory, and a kill loses it.
 

@@ -16,7 +16,7 @@ import type { MinioServer } from '../support/minio';
 import { watchOutput } from '../support/output';
 import { waitFor } from '../support/wait';
 import { startGateway, startWorker, type Account, type AppProcess, type Gateway } from '../faults/support';
-import type { ReceiverLine } from './receiver';
+import type { OpenPost, ReceiverLine } from './receiver';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -37,6 +37,11 @@ export interface Receiver {
   url: string;
   /** Every line the receiver wrote, across its restarts. */
   lines(): ReceiverLine[];
+  /** The POSTs it has read and not answered; none while it is down. */
+  open(): Promise<OpenPost[]>;
+  /** Holds every POST that arrives from now on, until `release` (see receiver.ts). */
+  hold(): Promise<void>;
+  release(): Promise<void>;
   kill(): Promise<void>;
   start(): Promise<void>;
 }
@@ -53,6 +58,7 @@ export async function startReceiverProcess(logFile: string, seed: number): Promi
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     proc = {
       name: 'receiver',
+      pid: child.pid as number,
       ...watchOutput(child, 'receiver', 30_000),
       async kill(signal = 'SIGKILL') {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -63,8 +69,25 @@ export async function startReceiverProcess(logFile: string, seed: number): Promi
     await proc.waitForLine(/receiver listening/);
   };
   await start();
+  const control = (method: string, path: string) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { method, signal: AbortSignal.timeout(2_000) });
   return {
     url: `http://127.0.0.1:${port}/hooks`,
+    open: () =>
+      control('GET', '/open').then(
+        (res) => res.json() as Promise<OpenPost[]>,
+        () => [],
+      ),
+    hold: () =>
+      control('POST', '/hold').then(
+        () => undefined,
+        () => undefined,
+      ),
+    release: () =>
+      control('POST', '/release').then(
+        () => undefined,
+        () => undefined,
+      ),
     lines: () =>
       existsSync(logFile)
         ? readFileSync(logFile, 'utf8')
@@ -98,6 +121,9 @@ export function activitySlotsUsed(metrics: string): number {
     if (/worker_type="(?:Activity|LocalActivity)Worker"/.test(labels ?? '')) used += Number(value);
   return used;
 }
+
+/** The application name an app process connects to PostgreSQL with (PGAPPNAME; moments.ts reads it). */
+export const appName = (app: 'gateway' | 'worker', i: number): string => `${app}-${i}`;
 
 /** Two gateways and two workers, each replaceable (killed, started again, with extra settings). */
 export class Topology {
@@ -143,14 +169,15 @@ export class Topology {
     await Promise.all([0, 1].map((i) => this.startWorker(i)));
   }
 
+  /** Gateway `i`, its connections to PostgreSQL named `gateway-<i>` (moments.ts reads them). */
   async startGateway(i: number, extra: Record<string, string> = {}): Promise<Gateway> {
-    const gateway = await startGateway({ ...this.env, ...extra });
+    const gateway = await startGateway({ ...this.env, ...extra, PGAPPNAME: appName('gateway', i) });
     this.gateways[i] = gateway;
     return gateway;
   }
 
   async startWorker(i: number, extra: Record<string, string> = {}): Promise<AppProcess> {
-    const worker = await startWorker({ ...this.env, ...extra });
+    const worker = await startWorker({ ...this.env, ...extra, PGAPPNAME: appName('worker', i) });
     this.workers[i] = worker;
     return worker;
   }
@@ -202,6 +229,13 @@ export type Kind = 'text' | 'tool' | 'plan' | 'direct';
 export interface Request {
   marker: string;
   kind: Kind;
+  /** The Idempotency-Key every send of it carries. */
+  key: string;
+  /** Each answer the client got, in order: the HTTP status (0: none, the connection died) and whether it was a replay. */
+  answers: { status: number; replayed: boolean }[];
+  /** What the answer it accepted named: a turn's run, a call's provider run. */
+  runId?: string;
+  providerRunId?: string;
   /** A send or call the client gave up on (an answer it cannot retry). */
   refused?: string;
 }
@@ -217,92 +251,72 @@ const LOAD_SPREAD_MS = 6_000;
 
 /**
  * Sends every request, a few at a time and no faster than LOAD_SPREAD_MS allows, each through a
- * gateway picked by the seed. A client that loses its connection does what docs/runs.md asks of
- * one: it looks for what it asked for (here, by the marker) before asking again, so a send the
- * gateway admitted before dying is not sent twice; a 5xx or 429 is retried after a moment.
+ * gateway picked by the seed, as the README asks a client to: every send carries the request's
+ * Idempotency-Key, and one that got no answer (its connection died), a 5xx, a 429 or
+ * `409 IDEMPOTENCY_IN_PROGRESS` (the key still held by a request whose gateway died, until its
+ * lease ends) is sent again with the same key until it gets an answer. The client never looks into
+ * the service's database: a retry the service runs twice shows as a second run or call of the
+ * request's marker.
  */
 export async function drive(input: {
   topology: Topology;
   account: Account;
-  pool: Pool;
   requests: Request[];
   imageUrl: string;
   random: ReturnType<typeof seeded>;
   deadline: number;
 }): Promise<void> {
-  const { topology, account, pool, requests, imageUrl, random } = input;
+  const { topology, account, requests, imageUrl, random } = input;
   const began = Date.now();
   const queue = requests.map((r, i) => ({ r, notBefore: began + (i * LOAD_SPREAD_MS) / requests.length }));
-  const exists = async (r: Request): Promise<boolean> => {
-    const found =
-      r.kind === 'direct'
-        ? await pool.query(`SELECT 1 FROM "ToolCall" WHERE input->>'image_url' = $1`, [
-            directUrl(imageUrl, r),
-          ])
-        : await pool.query(`SELECT 1 FROM "Message" WHERE role = 'user' AND "contentBlocks"::text LIKE $1`, [
-            `%${r.marker}%`,
-          ]);
-    return Boolean(found.rowCount);
-  };
   const one = async (r: Request) => {
+    const [path, body] =
+      r.kind === 'direct'
+        ? [
+            '/api/v1/tools/crop_image',
+            { image_url: directUrl(imageUrl, r), x: 0, y: 0, width: 16, height: 16 },
+          ]
+        : ['/api/v1/completions', turnBody(r, imageUrl)];
     while (Date.now() < input.deadline) {
       const url = topology.url(random.int(0, 1));
       if (!url) {
         await pause(200);
         continue;
       }
-      const [path, body] =
-        r.kind === 'direct'
-          ? [
-              '/api/v1/tools/crop_image',
-              { image_url: directUrl(imageUrl, r), x: 0, y: 0, width: 16, height: 16 },
-            ]
-          : ['/api/v1/completions', turnBody(r, imageUrl)];
       topology.opened(url);
-      let status: number;
+      let status = 0;
+      let replayed = false;
       let text = '';
       try {
         const res = await fetch(`${url}${path}`, {
           method: 'POST',
-          headers: { ...account.bearer, 'content-type': 'application/json' },
+          headers: { ...account.bearer, 'content-type': 'application/json', 'idempotency-key': r.key },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(120_000),
         });
         status = res.status;
+        replayed = res.headers.get('idempotent-replayed') === 'true';
         text = await res.text();
       } catch {
         status = 0;
       } finally {
         topology.inFlight.set(url, (topology.inFlight.get(url) ?? 1) - 1);
       }
-      if (status === 202 || status === 200) return;
-      if (status === 0) {
-        // The connection dropped: the request may have been taken before the gateway died. A
-        // turn's row is written by the gateway before it answers; a direct call's only by the
-        // worker once the call's workflow runs, so for a call the client gives the worker a while.
-        const taken = await waitFor(
-          () =>
-            exists(r).then(
-              (found) => found || undefined,
-              () => undefined,
-            ),
-          {
-            timeoutMs: r.kind === 'direct' ? 20_000 : 0,
-            intervalMs: 250,
-            what: 'the request to be found',
-          },
-        ).catch(() => false);
-        if (taken) return;
-        continue;
+      r.answers.push({ status, replayed });
+      if (status === 202 || status === 200) {
+        const answer = JSON.parse(text) as { runId?: string; providerRunId?: string };
+        r.runId = answer.runId;
+        r.providerRunId = answer.providerRunId;
+        return;
       }
-      if (status >= 500 || status === 429) {
-        await pause(300);
+      if (status === 0 || status >= 500 || status === 429 || errorCode(text) === 'IDEMPOTENCY_IN_PROGRESS') {
+        await pause(status === 0 ? 100 : 300);
         continue;
       }
       r.refused = `${status} ${text.slice(0, 200)}`;
       return;
     }
-    r.refused = 'not sent before the deadline';
+    r.refused = 'not answered before the deadline';
   };
   await Promise.all(
     Array.from({ length: 4 }, async () => {
@@ -312,6 +326,15 @@ export async function drive(input: {
       }
     }),
   );
+}
+
+/** The `code` of an error answer's body; undefined when it is not one of ours. */
+function errorCode(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { code?: string }).code;
+  } catch {
+    return undefined;
+  }
 }
 
 export function directUrl(imageUrl: string, r: Request): string {

@@ -57,7 +57,14 @@ const PID_LINES: Record<ClusterProcess, RegExp> = {
     /\[cluster\] (?:Temporal matching service started|the Temporal matching service running again) \(pid (\d+)\)/g,
 };
 
-export async function startCluster(): Promise<Cluster> {
+/**
+ * Settings for `npm run start:cluster` (lifecycle's stackSettings, plus free ports for the
+ * cluster's second gateway and worker and for Temporal's services); the first gateway's and
+ * worker's operator ports are `metrics` and `workerHttp`, the second's two above.
+ */
+export async function clusterSettings(
+  env: Record<string, string | undefined> = {},
+): Promise<{ settings: StackSettings; metrics: number }> {
   const metrics = await freePortPair();
   const workerHttp = await freePortPair();
   const extra: Record<string, string> = {
@@ -76,8 +83,11 @@ export async function startCluster(): Promise<Cluster> {
   ]) {
     extra[name] = String(await freePort());
   }
-  const settings = await stackSettings({
-    ...extra,
+  return { settings: await stackSettings({ ...extra, ...env }), metrics };
+}
+
+export async function startCluster(): Promise<Cluster> {
+  const { settings, metrics } = await clusterSettings({
     // Commits need not survive a power cut here: no test cuts the power of PostgreSQL.
     EMBEDDED_POSTGRES_DURABLE: 'false',
     PLAN_APPROVAL_TIMEOUT: '10m',

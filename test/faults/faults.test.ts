@@ -54,13 +54,24 @@ describe('faults (real processes)', function () {
     return rows.length === runIds.length && rows.every((r) => TERMINAL.includes(r.status)) ? rows : undefined;
   };
 
-  it('loses and doubles nothing while the worker is SIGKILLed every few seconds under 50 turns', async () => {
-    const env = appEnv(infra, { PLAN_APPROVAL_TIMEOUT: '10m' });
+  it('loses and doubles nothing while the worker is SIGKILLed six times under 50 turns, each kill aimed at work in flight', async () => {
+    // A paced model (a reply streams for about a second) keeps turns in flight across the kills.
+    const env = appEnv(infra, { PLAN_APPROVAL_TIMEOUT: '10m', LOCAL_MODEL_PACE: '150ms' });
     const gateway = await startGateway(env);
     track(gateway.process);
     let worker: AppProcess = track(await startWorker(env));
     const account = await signUp(gateway.url);
-    const receiver = await startReceiver();
+    // While a kill is aimed at a POST, the receiver holds the first one it gets open until the kill.
+    let holding: { arrived(): void; released: Promise<void> } | undefined;
+    const receiver = await startReceiver({
+      beforeAnswer: async () => {
+        const hold = holding;
+        holding = undefined;
+        if (!hold) return;
+        hold.arrived();
+        await hold.released;
+      },
+    });
     await subscribe(gateway.url, account, receiver.url);
     const image = await startImageServer({ width: 64, height: 48, background: '#3a7' });
     try {
@@ -105,13 +116,61 @@ describe('faults (real processes)', function () {
         return approved.size;
       })();
 
-      let kills = 0;
+      // Each kill waits for the work it means to interrupt, in turn: a crop running, a model step
+      // streaming (its text partly written), a POST the receiver holds open.
+      const rowIn = (sql: string) => async () =>
+        (await infra.pool.query(sql, [runIds])).rowCount ? true : undefined;
+      const aims: { what: string; ready(): Promise<() => void> }[] = [
+        {
+          what: 'a crop running',
+          ready: async () => {
+            await waitFor(
+              rowIn(`SELECT 1 FROM "ToolCall" WHERE "runId" = ANY($1::uuid[]) AND status = 'RUNNING'`),
+              {
+                timeoutMs: 60_000,
+                intervalMs: 10,
+                what: 'a crop running',
+              },
+            );
+            return () => undefined;
+          },
+        },
+        {
+          what: 'a model step streaming',
+          ready: async () => {
+            await waitFor(
+              rowIn(`SELECT 1 FROM "Run" WHERE id = ANY($1::uuid[]) AND status = 'RUNNING' AND text <> ''`),
+              { timeoutMs: 60_000, intervalMs: 10, what: 'a model step streaming' },
+            );
+            return () => undefined;
+          },
+        },
+        {
+          what: 'a POST open at the receiver',
+          ready: async () => {
+            let release!: () => void;
+            const released = new Promise<void>((resolve) => (release = resolve));
+            const arrived = new Promise<void>((resolve) => (holding = { arrived: resolve, released }));
+            await Promise.race([
+              arrived,
+              new Promise((_, reject) =>
+                setTimeout(() => reject(new Error('no POST reached the receiver in 60 s')), 60_000).unref(),
+              ),
+            ]);
+            return release;
+          },
+        },
+      ];
+      const struck: string[] = [];
       for (let round = 0; round < 6; round++) {
-        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        const aim = aims[round % aims.length] as (typeof aims)[number];
+        const letGo = await aim.ready();
         await worker.kill('SIGKILL');
-        kills++;
+        letGo();
+        struck.push(aim.what);
         worker = track(await startWorker(env));
       }
+      const kills = struck.length;
       const finished = await waitFor(allTerminal(runIds), {
         timeoutMs: 240_000,
         intervalMs: 500,
@@ -123,7 +182,7 @@ describe('faults (real processes)', function () {
       const byStatus = new Map<string, number>();
       for (const r of finished) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
       console.log(
-        `      runs: ${runIds.length}, worker kills: ${kills}, plans approved: ${approved}, end states: ${JSON.stringify(Object.fromEntries(byStatus))}`,
+        `      runs: ${runIds.length}, worker kills: ${kills} (${struck.join(', ')}), plans approved: ${approved}, end states: ${JSON.stringify(Object.fromEntries(byStatus))}`,
       );
       assert.deepEqual(Object.fromEntries(byStatus), { COMPLETE: 50 });
 

@@ -188,6 +188,8 @@ async function portOpen(port: number): Promise<boolean> {
 
 export interface AppProcess extends WatchedOutput {
   name: string;
+  /** The process group's leader: every process of the app is in its group. */
+  pid: number;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -208,6 +210,7 @@ export function startApp(app: 'gateway' | 'worker', env: Record<string, string>)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name: app,
+    pid: child.pid as number,
     ...watchOutput(child, app, 60_000),
     async kill(signal = 'SIGKILL') {
       if (child.exitCode !== null || child.signalCode !== null) return;
