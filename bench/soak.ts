@@ -71,7 +71,9 @@ interface Sample {
 async function directoryBytes(dir: string): Promise<number> {
   let total = 0;
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
-    if (entry.isFile()) total += (await stat(path.join(entry.parentPath, entry.name))).size;
+    if (entry.isFile())
+      // A file the service renamed or deleted since the listing (its upload's temporary one) counts nothing.
+      total += (await stat(path.join(entry.parentPath, entry.name)).catch(() => undefined))?.size ?? 0;
   return total;
 }
 
