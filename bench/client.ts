@@ -24,10 +24,10 @@ export function serviceClient(baseUrl: string, user: TestUser) {
   const runUrl = (t: { chatId: string; runId: string }) =>
     `${baseUrl}/api/v1/chats/${t.chatId}/runs/${t.runId}`;
 
-  async function send(body: object): Promise<SentTurn> {
+  async function send(body: object, extraHeaders: Record<string, string> = {}): Promise<SentTurn> {
     const res = await fetch(`${baseUrl}/api/v1/completions`, {
       method: 'POST',
-      headers,
+      headers: { ...headers, ...extraHeaders },
       body: JSON.stringify(body),
     });
     const json = (await res.json()) as SentTurn;

@@ -5,11 +5,14 @@
  * embedded PostgreSQL, on the configuration in deploy/temporal, as `npm run start:cluster` runs it.
  * Both sides of every ratio run on the engine picked, so each row compares like with like.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { embeddedPostgresDurable, startEmbeddedPostgres } from '../apps/stack/embedded/postgres';
+import { lowerAutogroup } from '../apps/stack/process/priority';
+import { listenerOf } from '../apps/stack/process/procfs';
 import { freePort } from '../core/process/ports';
+import type { TestStack } from '../testkit/stack';
 import { startTestCluster, type TestCluster } from '../testkit/temporal-cluster';
 
 export type Engine = 'dev' | 'cluster';
@@ -54,4 +57,25 @@ export async function startClusterEngine(nice: number): Promise<() => Promise<vo
     await stop();
     throw err;
   }
+}
+
+/**
+ * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
+ * by the port it listens on and lowered to `nice` like the stack's (apps/stack/process/priority.ts):
+ * each thread it has (a thread it starts later inherits its starter's nice), and its session's
+ * weight when it leads one. Unlike `npm start`'s children it may share the bench's session, where
+ * the threads' nice is what counts.
+ */
+export async function lowerDevServer(stack: TestStack, nice: number): Promise<void> {
+  const port = Number(stack.temporalAddress.split(':').pop());
+  const server = await listenerOf(port);
+  if (!server) throw new Error(`bench: no process listens on the dev server's port ${port}`);
+  for (const tid of await readdir(`/proc/${server.pid}/task`)) {
+    try {
+      os.setPriority(Number(tid), Math.max(nice, os.getPriority(Number(tid))));
+    } catch {
+      // ESRCH: the thread ended meanwhile.
+    }
+  }
+  await lowerAutogroup(server.pid, nice);
 }

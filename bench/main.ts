@@ -3,22 +3,21 @@
  * same run on the same servers. `npm run bench -- --rows=sustained,cpu` (or BENCH_ROWS) measures
  * some rows only. See bench/README.md for every row, its baseline and how to read the table.
  */
-import { access, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { listenerOf } from '../apps/stack/process/procfs';
-import { backgroundNiceSetting, lowerAutogroup } from '../apps/stack/process/priority';
+import { backgroundNiceSetting } from '../apps/stack/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
 import { bigDbRows } from './bigdb';
 import { startBare, type BareStack } from './bare';
-import { engineOf, startClusterEngine } from './engine';
+import { engineOf, lowerDevServer, startClusterEngine } from './engine';
 import { openBench, startServiceProcesses, type Bench } from './context';
 import { consoleRow } from './console';
 import { cropRow } from './crop';
 import { bareLoad, serviceLoad, type LoadOptions, type LoadWindow } from './load';
 import { mcpRows } from './mcp';
-import { failedRow, printTable, type Row } from './report';
+import { failedRow, freshFile, printTable, type Row } from './report';
 import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRows } from './streams';
@@ -234,39 +233,6 @@ async function main(): Promise<void> {
   console.log(`\nwrote bench/results/${file} in ${out.durationSeconds.toFixed(0)} s`);
   await stopTestStack();
   await stopEngine?.();
-}
-
-/**
- * The dev server the tests' stack started (through the SDK, which says nothing of its pid), found
- * by the port it listens on and lowered to `nice` like the stack's (apps/stack/process/priority.ts):
- * each thread it has (a thread it starts later inherits its starter's nice), and its session's
- * weight when it leads one. Unlike `npm start`'s children it may share the bench's session, where
- * the threads' nice is what counts.
- */
-async function lowerDevServer(stack: TestStack, nice: number): Promise<void> {
-  const port = Number(stack.temporalAddress.split(':').pop());
-  const server = await listenerOf(port);
-  if (!server) throw new Error(`bench: no process listens on the dev server's port ${port}`);
-  for (const tid of await readdir(`/proc/${server.pid}/task`)) {
-    try {
-      os.setPriority(Number(tid), Math.max(nice, os.getPriority(Number(tid))));
-    } catch {
-      // ESRCH: the thread ended meanwhile.
-    }
-  }
-  await lowerAutogroup(server.pid, nice);
-}
-
-/** `<name>.json`, or `<name>-2.json`, `-3`… when a run of the same day and rows wrote it already. */
-async function freshFile(dir: string, name: string): Promise<string> {
-  for (let n = 1; ; n++) {
-    const file = n === 1 ? `${name}.json` : `${name}-${n}.json`;
-    try {
-      await access(path.join(dir, file));
-    } catch {
-      return file;
-    }
-  }
 }
 
 main().then(

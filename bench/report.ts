@@ -2,6 +2,8 @@
  * The rows of the bench's table: what each measures, the service's figure, its baseline's, and the
  * verdict. Every row is measured in several rounds (BENCH_ROUNDS) and shows their median and spread.
  */
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 import type { Figures } from './measure';
 import type { RowKey } from './selection';
 
@@ -134,4 +136,16 @@ export function markdownTable(head: string[], body: string[][]): string {
     `|${head.map(() => '---').join('|')}|`,
     ...body.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
+}
+
+/** `<name>.json`, or `<name>-2.json`, `-3`… when a run of the same day and rows wrote it already. */
+export async function freshFile(dir: string, name: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const file = n === 1 ? `${name}.json` : `${name}-${n}.json`;
+    try {
+      await access(path.join(dir, file));
+    } catch {
+      return file;
+    }
+  }
 }
