@@ -45,22 +45,16 @@ function agentEventData(status: string, error?: string, terminal = false): strin
 }
 
 /**
- * What a step reads of its chat: the stored summary, if any, and the messages after it up to and
- * including the run's own, the newest `limit` of them (and one more, which only says the read
- * stopped short), newest first through the index on (chatId, createdAt, id), whatever the chat's
- * length: the bounds are the run's message and the summary's last, known before the scan. `cur` is
- * the gate's row of the run (its chat, its message's position, its summary's).
+ * What a step reads of its chat after its stored summary: the messages up to and including the
+ * run's own, the newest `limit` of them and one more, which only says the read stopped short
+ * (oldest first). The read is the `chat_history` function of the schema (migration
+ * 20261210000000_chat_history_read), which walks the index on (chatId, createdAt, id) down from the
+ * run's message whatever the chat's length. `cur` is the gate's row of the run (its chat, its
+ * message's position, its summary's).
  */
 export function historySql(cur: string, limit: string): string {
-  return `(SELECT COALESCE(jsonb_agg(jsonb_build_object('id', h.id, 'createdAt', h."createdAt", 'role', h.role,
-                                                    'contentBlocks', h."contentBlocks")
-                                 ORDER BY h."createdAt", h.id), '[]'::jsonb)
-             FROM (SELECT m.id, m."createdAt", m.role, m."contentBlocks" FROM "Message" m
-                    WHERE m."chatId" = ${cur}."chatId"
-                      AND (m."createdAt", m.id) <= (${cur}."messageAt", ${cur}."messageId")
-                      AND (m."createdAt", m.id) > (${cur}."summaryAt", ${cur}."summaryId")
-                    ORDER BY m."createdAt" DESC, m.id DESC
-                    LIMIT ${limit} + 1) h)`;
+  return `chat_history(${cur}."chatId", ${cur}."messageAt", ${cur}."messageId", ${cur}."summaryAt",
+                       ${cur}."summaryId", ${limit})`;
 }
 
 /** A stored message as the model's context reads it. */
