@@ -68,6 +68,16 @@ export function serviceClient(baseUrl: string, user: TestUser) {
     }
   }
 
+  async function decide(turn: { chatId: string; runId: string }, waitpointId: string, approved: boolean) {
+    const res = await fetch(`${runUrl(turn)}/waitpoints/${waitpointId}/complete`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ approved }),
+    });
+    const body = await res.text();
+    if (res.status !== 202) throw new Error(`decision ${res.status} ${body.slice(0, 300)}`);
+  }
+
   return {
     send,
     pollUntil,
@@ -79,18 +89,13 @@ export function serviceClient(baseUrl: string, user: TestUser) {
       if (res.status !== 201) throw new Error(`create chat ${res.status} ${JSON.stringify(json)}`);
       return json.id;
     },
-    async decide(
-      turn: { chatId: string; runId: string },
-      waitpointId: string,
-      approved: boolean,
-    ): Promise<void> {
-      const res = await fetch(`${runUrl(turn)}/waitpoints/${waitpointId}/complete`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ approved }),
-      });
-      const body = await res.text();
-      if (res.status !== 202) throw new Error(`decision ${res.status} ${body.slice(0, 300)}`);
+    decide,
+    /** Polls a plan-mode turn until its plan waits, and approves it. */
+    async approvePlan(turn: SentTurn, intervalMs: number): Promise<void> {
+      const { snapshot } = await pollUntil(turn, (s) => s.status === 'WAITING' || isTerminal(s), intervalMs);
+      const waitpoint = snapshot.waitpoints.find((w) => w.status === 'PENDING');
+      if (!waitpoint) throw new Error(`plan-mode turn ${turn.runId}: ${snapshot.status}, no pending plan`);
+      await decide(turn, waitpoint.id, true);
     },
     async cancel(turn: { chatId: string; runId: string }): Promise<void> {
       const res = await fetch(`${runUrl(turn)}/cancel`, { method: 'POST', headers: user.bearer });

@@ -17,7 +17,8 @@ import { consoleRow } from './console';
 import { cropRow } from './crop';
 import { bareLoad, serviceLoad, type LoadOptions, type LoadWindow } from './load';
 import { mcpRows } from './mcp';
-import { failedRow, freshFile, printTable, type Row } from './report';
+import { runEntry } from './entry';
+import { failedRow, freshFile, machineOf, printTable, type Row } from './report';
 import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
 import { streamsRows } from './streams';
@@ -207,15 +208,7 @@ async function main(): Promise<void> {
   const out = {
     date: new Date().toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
-    machine: {
-      cores: os.cpus().length,
-      cpu: os.cpus()[0]?.model,
-      memoryBytes: os.totalmem(),
-      node: process.version,
-      platform: `${os.platform()} ${os.release()}`,
-      loadAverageAtStart: load,
-      loadAverageAtEnd: os.loadavg().map((l) => l.toFixed(1)),
-    },
+    machine: machineOf(load),
     rowsMeasured: keys,
     engine,
     postgres,
@@ -235,11 +228,4 @@ async function main(): Promise<void> {
   await stopEngine?.();
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    console.error(err);
-    await stopTestStack().catch(() => undefined);
-    process.exit(1);
-  },
-);
+runEntry(main);

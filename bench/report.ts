@@ -3,6 +3,7 @@
  * verdict. Every row is measured in several rounds (BENCH_ROUNDS) and shows their median and spread.
  */
 import { access } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Figures } from './measure';
 import type { RowKey } from './selection';
@@ -148,4 +149,17 @@ export async function freshFile(dir: string, name: string): Promise<string> {
       return file;
     }
   }
+}
+
+/** The machine a results file was measured on, with its load average at the start and now. */
+export function machineOf(loadAverageAtStart: string[]) {
+  return {
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memoryBytes: os.totalmem(),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    loadAverageAtStart,
+    loadAverageAtEnd: os.loadavg().map((l) => l.toFixed(1)),
+  };
 }

@@ -18,7 +18,8 @@ import { testStack, stopTestStack } from '../testkit/stack';
 import { isTerminal, type SentTurn, type ServiceClient } from './client';
 import { openBench, startServiceProcesses } from './context';
 import { lowerDevServer } from './engine';
-import { freshFile, markdownTable } from './report';
+import { runEntry } from './entry';
+import { freshFile, machineOf, markdownTable } from './report';
 import { selectRows } from './selection';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -145,16 +146,7 @@ function lane(client: ServiceClient, imageUrl: string, stats: { turns: number; e
         kind === 0 ? { ...crop, planMode: true } : kind <= 2 ? crop : { text: 'hello soak' },
       );
       chatId = turn.chatId;
-      if (kind === 0) {
-        const { snapshot } = await client.pollUntil(
-          turn,
-          (s) => s.status === 'WAITING' || isTerminal(s),
-          POLL_MS,
-        );
-        const waitpoint = snapshot.waitpoints.find((w) => w.status === 'PENDING');
-        if (!waitpoint) throw new Error(`plan-mode turn ${turn.runId}: ${snapshot.status}, no pending plan`);
-        await client.decide(turn, waitpoint.id, true);
-      }
+      if (kind === 0) await client.approvePlan(turn, POLL_MS);
       const { snapshot } = await client.pollUntil(turn, isTerminal, POLL_MS);
       if (snapshot.status !== 'COMPLETE') throw new Error(`run ${turn.runId} ended ${snapshot.status}`);
       stats.turns++;
@@ -332,14 +324,7 @@ async function main(): Promise<void> {
   const out = {
     date: new Date().toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
-    machine: {
-      cores: os.cpus().length,
-      cpu: os.cpus()[0]?.model,
-      memoryBytes: os.totalmem(),
-      node: process.version,
-      loadAverageAtStart: loadAtStart,
-      loadAverageAtEnd: os.loadavg().map((l) => l.toFixed(1)),
-    },
+    machine: machineOf(loadAtStart),
     settings: {
       minutes: MINUTES,
       sampleSeconds: SAMPLE_SECONDS,
@@ -365,11 +350,4 @@ async function main(): Promise<void> {
   await stopTestStack();
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    console.error(err);
-    await stopTestStack().catch(() => undefined);
-    process.exit(1);
-  },
-);
+runEntry(main);

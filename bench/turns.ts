@@ -99,14 +99,7 @@ export async function historyRows(
   };
   const planned = async () => {
     const turn = await client.send({ ...crop, planMode: true });
-    const { snapshot } = await client.pollUntil(
-      turn,
-      (s) => s.status === 'WAITING' || isTerminal(s),
-      POLL_MS,
-    );
-    const waitpoint = snapshot.waitpoints.find((w) => w.status === 'PENDING');
-    if (!waitpoint) throw new Error(`plan-mode turn ${turn.runId}: ${snapshot.status}, no pending plan`);
-    await client.decide(turn, waitpoint.id, true);
+    await client.approvePlan(turn, POLL_MS);
     return ended(turn);
   };
   const bareShapes = new Map<number, Promise<HistoryShape>>();
