@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import type { ModelReply } from '../model/types';
 import type { Transport } from '../schemas/common';
-import type { ContentBlock, Plan } from '../schemas/runs';
+import { NOT_SUPERSEDED } from '../chats/store';
+import type { ContentBlock, Plan, RunMetadata } from '../schemas/runs';
 import {
   deliveriesColumn,
   eventCte,
@@ -35,7 +36,9 @@ function agentEventData(status: string, error?: string): string {
   const data = `jsonb_build_object('chatId', s."chatId", 'runId', s.id, 'messageId', s."messageId",
     'traceId', s."traceId", 'processId', COALESCE(s."triggerRunId", ''), 'status', ${status},
     'assistantMessageId', s."assistantMessageId")`;
-  return error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
+  // The send's metadata (an extension) only when it has some: without, data is the spec's strings.
+  const extra = `'metadata', NULLIF(s.metadata, '{}'::jsonb)${error ? `, 'error', ${error}` : ''}`;
+  return `${data} || jsonb_strip_nulls(jsonb_build_object(${extra}))`;
 }
 
 /** A chat's messages up to and including a run's, oldest first (HISTORY_MESSAGES of them at most). */
@@ -44,12 +47,15 @@ export type ChatHistory = { role: 'user' | 'assistant'; contentBlocks: ContentBl
 /** How much of a chat the model sees. */
 const HISTORY_MESSAGES = 40;
 
-/** The newest HISTORY_MESSAGES messages of run $1's chat up to and including its own, newest first. */
+/**
+ * The newest HISTORY_MESSAGES messages of run $1's chat up to and including its own, newest first.
+ * Of several answers to one message (regenerated) only the newest: the others are alternatives.
+ */
 const HISTORY_ROWS = `SELECT m.role, m."contentBlocks", m."createdAt", m.id
                FROM "Run" r
                JOIN "Message" u ON u.id = r."messageId"
                JOIN "Message" m ON m."chatId" = r."chatId" AND (m."createdAt", m.id) <= (u."createdAt", u.id)
-              WHERE r.id = $1
+              WHERE r.id = $1 AND ${NOT_SUPERSEDED('m')}
               ORDER BY m."createdAt" DESC, m.id DESC
               LIMIT ${HISTORY_MESSAGES}`;
 
@@ -300,8 +306,8 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                                  ELSE 'The run ended before the tool finished.' END
                FROM fin WHERE t."runId" = fin.id AND t.status = 'RUNNING'
            ), msg AS (
-             INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
-             SELECT fin."assistantMessageId", fin."chatId", 'assistant', fin.id, $5::jsonb, now()
+             INSERT INTO "Message" (id, "chatId", role, "runId", "replyToId", "contentBlocks", "createdAt")
+             SELECT fin."assistantMessageId", fin."chatId", 'assistant', fin.id, fin."messageId", $5::jsonb, now()
                FROM fin WHERE fin.status = 'COMPLETE'
              ON CONFLICT (id) DO NOTHING
              RETURNING id, "chatId", "createdAt"
@@ -317,7 +323,7 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                FROM fin, jsonb_to_recordset($6::jsonb) AS a(id uuid, "storageKey" text, filename text,
                                                              "mimeType" text, "sizeBytes" bigint)
               WHERE fin.status = 'COMPLETE'
-             ON CONFLICT ("storageKey") DO NOTHING
+             ON CONFLICT (id) DO NOTHING
            ), ${eventCte('ended', {
              from: 'fin',
              userId: 's."userId"',
@@ -644,6 +650,7 @@ export interface RunIdentity {
 /** An admitted run no execution has taken yet, with what its workflow's start needs. */
 export interface QueuedRun extends RunIdentity {
   via: Transport;
+  metadata: RunMetadata;
   /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
   stopRequested: boolean;
 }
@@ -659,7 +666,7 @@ export async function selectQueuedRuns(
   const { rows } = await pool.query<QueuedRun>({
     name: 'runs-queued',
     text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
-                  r."planMode", r.via, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+                  r."planMode", r.via, r.metadata, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
              FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
             WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
               AND r."createdAt" < now() - make_interval(secs => $1)
@@ -782,6 +789,8 @@ export async function insertTurn(
     maxActiveRuns: number;
     /** How recently the chat's previous run must have ended to be named as closing. */
     closingSeconds: number;
+    /** The send's metadata pairs. */
+    metadata: RunMetadata;
   },
 ): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
@@ -814,10 +823,10 @@ export async function insertTurn(
          UNION ALL
          SELECT id FROM existing
        ), run AS (
-         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, "updatedAt")
-         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, now() FROM chat, slot
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, metadata, "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, $15, now() FROM chat, slot
          RETURNING id
-       ), msg AS (
+       ), ${runMetadataCte('tagged', 'run', '$3', '$15')}, msg AS (
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
          SELECT $5, $2, 'user', run.id, $9, now() FROM run
          RETURNING id
@@ -855,6 +864,7 @@ export async function insertTurn(
       turn.maxActiveRuns,
       turn.via,
       turn.closingSeconds,
+      JSON.stringify(turn.metadata),
     ],
   });
   const row = rows[0];
@@ -862,6 +872,108 @@ export async function insertTurn(
   // A new chat is only inserted with a place, so its absence here means the cap.
   if (!row?.chats && turn.newChatTitle === null) return 'no-chat';
   return row?.busy ? 'chat-busy' : 'at-cap';
+}
+
+/**
+ * A CTE inserting the metadata pairs (`metadata`, jsonb) of the run CTE `run` inserted, one
+ * "RunMetadata" row each, dated as the run (now(), the statement's time, is its "createdAt").
+ */
+function runMetadataCte(name: string, run: string, userId: string, metadata: string): string {
+  return `${name} AS (
+         INSERT INTO "RunMetadata" ("runId", "userId", key, value, "createdAt")
+         SELECT ${run}.id, ${userId}, pair.key, pair.value, now()
+           FROM ${run}, jsonb_each_text(${metadata}::jsonb) AS pair(key, value))`;
+}
+
+/**
+ * `no-message`: the chat has no such message (a user message, an answer, or the answer a run was
+ * to give). `not-latest`: the message is not the chat's latest user message's (or its answers').
+ */
+export type RegenerationAdmission = TurnAdmission | 'no-message' | 'not-latest';
+
+/**
+ * Admits a run answering a user message again, in one statement as insertTurn admits a turn (the
+ * user's place, the chat locked against its delete, the partial unique index deciding a race with
+ * a send): the run names the message its earlier runs answered, and nothing else is written, so
+ * the earlier answer stays. The message is the chat's latest user message: a regenerated answer
+ * becomes the latest message, and an earlier turn's would land after later turns. It may be named
+ * by the user message's id, by one of its answers', or by the `assistantMessageId` of a run of it
+ * that gave none (it failed or was cancelled).
+ */
+export async function insertRegeneration(
+  pool: Pool,
+  input: {
+    runId: string;
+    chatId: string;
+    userId: string;
+    /** The message named: see above. */
+    messageId: string;
+    assistantMessageId: string;
+    planMode: boolean;
+    traceId: string;
+    via: string;
+    metadata: RunMetadata;
+    maxActiveRuns: number;
+    closingSeconds: number;
+  },
+): Promise<{ admission: RegenerationAdmission; userMessageId: string | null }> {
+  const { rows } = await pool.query<{
+    admitted: number;
+    chats: number;
+    target: string | null;
+    latest: string | null;
+    busy: boolean;
+    closingExecution: string | null;
+  }>({
+    name: 'admit-regeneration',
+    text: `WITH slot AS (
+         SELECT 1 WHERE user_run_place_free($3, $11)
+       ), chat AS (
+         SELECT id FROM "Chat" WHERE id = $2 AND "userId" = $3 AND "deletedAt" IS NULL FOR NO KEY UPDATE
+       ), target AS (
+         SELECT u.id FROM chat JOIN "Message" u ON u."chatId" = chat.id AND u.role = 'user'
+          WHERE u.id = $4
+             OR u.id = (SELECT a."replyToId" FROM "Message" a WHERE a.id = $4 AND a."chatId" = chat.id)
+             OR u.id = (SELECT r."messageId" FROM "Run" r WHERE r."assistantMessageId" = $4 AND r."chatId" = chat.id)
+       ), latest AS (
+         SELECT (SELECT l.id FROM "Message" l WHERE l."chatId" = chat.id AND l.role = 'user'
+                  ORDER BY l."createdAt" DESC, l.id DESC LIMIT 1) AS id
+           FROM chat
+       ), run AS (
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via, metadata, "updatedAt")
+         SELECT $1, chat.id, $3, target.id, $5, $6, $7, $8, $9, now()
+           FROM chat, target, latest, slot WHERE latest.id = target.id
+         RETURNING id
+       ), ${runMetadataCte('tagged', 'run', '$3', '$9')}
+       SELECT (SELECT count(*) FROM run)::int AS admitted, (SELECT count(*) FROM chat)::int AS chats,
+              (SELECT id FROM target) AS target, (SELECT id FROM latest) AS latest,
+              EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy,
+              (SELECT p."triggerRunId" FROM (
+                 SELECT "triggerRunId", "finishedAt" FROM "Run" WHERE "chatId" = $2 AND id <> $1
+                  ORDER BY "createdAt" DESC, id DESC LIMIT 1
+               ) p WHERE p."finishedAt" > now() - make_interval(secs => $10)) AS "closingExecution"`,
+    values: [
+      input.runId,
+      input.chatId,
+      input.userId,
+      input.messageId,
+      input.assistantMessageId,
+      input.planMode,
+      input.traceId,
+      input.via,
+      JSON.stringify(input.metadata),
+      input.closingSeconds,
+      input.maxActiveRuns,
+    ],
+  });
+  const row = rows[0];
+  const userMessageId = row?.target ?? null;
+  if (row?.admitted)
+    return { admission: { admitted: true, closingExecution: row.closingExecution }, userMessageId };
+  if (!row?.chats) return { admission: 'no-chat', userMessageId };
+  if (!row.target) return { admission: 'no-message', userMessageId };
+  if (row.target !== row.latest) return { admission: 'not-latest', userMessageId };
+  return { admission: row.busy ? 'chat-busy' : 'at-cap', userMessageId };
 }
 
 /** The user's attachments among these ids. */

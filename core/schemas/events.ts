@@ -1,3 +1,4 @@
+import { runMetadataSchema } from './metadata';
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import {
@@ -54,6 +55,10 @@ export const agentEventDataSchema = z
     status: z.enum(['QUEUED', 'COMPLETE', 'FAILED', 'CANCELLED']),
     assistantMessageId: z.string(),
     error: z.string().optional().describe('Why a turn FAILED.'),
+    metadata: runMetadataSchema.optional().openapi({
+      description: "The send's metadata (extension); left out when it has none.",
+      'x-extension': true,
+    }),
   })
   .openapi('AgentEventData', { example: exampleAgentEventData });
 export type AgentEventData = z.infer<typeof agentEventDataSchema>;

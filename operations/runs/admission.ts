@@ -8,14 +8,14 @@ import { retryOnConflict } from '../../core/db/client';
 import { insertTurn, selectActiveRun, selectOwnAttachments, type TurnAdmission } from '../../core/runs/store';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
 import { currentTraceId } from '../../core/telemetry/tracing';
-import { toActiveRun, type ContentBlock } from '../../core/schemas/runs';
+import { toActiveRun, type ContentBlock, type RunMetadata } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { Caller, OperationDeps } from '../deps';
 import { activeLimit } from '../limits';
 import { RECENTLY_ENDED_SECONDS, type RunToStart } from './start';
 
 const TITLE_FROM_TEXT = 60;
-const PG_UNIQUE_VIOLATION = '23505';
+export const PG_UNIQUE_VIOLATION = '23505';
 
 export interface TurnRequest {
   userId: string;
@@ -28,6 +28,8 @@ export interface TurnRequest {
   via: Caller['via'];
   /** The run's id when the send names it (a keyed send); a new one otherwise. */
   runId?: string;
+  /** The send's metadata pairs (none when left out). */
+  metadata?: RunMetadata;
 }
 
 export interface AdmittedTurn {
@@ -67,7 +69,7 @@ function mediaKind(mimeType: string): 'image' | 'video' | 'audio' {
  * stream, cancel and decide it, so the client can follow it instead of guessing; undefined when the
  * run ended in the meantime.
  */
-async function runActiveError(deps: OperationDeps, userId: string, chatId: string) {
+export async function runActiveError(deps: OperationDeps, userId: string, chatId: string) {
   const active = await selectActiveRun(deps.db.pool, userId, chatId);
   if (!active) return undefined;
   return new AppError('RUN_ACTIVE', 'A run of this chat is still active.', undefined, undefined, {
@@ -153,6 +155,7 @@ export async function admitTurn(
         uploads,
         maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
         closingSeconds: RECENTLY_ENDED_SECONDS,
+        metadata: turn.metadata ?? {},
       }),
     ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
@@ -188,6 +191,7 @@ export async function admitTurn(
       traceId,
       planMode: turn.planMode,
       via: turn.via,
+      metadata: turn.metadata ?? {},
     },
   };
 }

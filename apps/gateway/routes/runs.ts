@@ -3,6 +3,8 @@ import {
   completionFormSchema,
   planDecisionSchema,
   queuedTurnSchema,
+  runListQuerySchema,
+  runListSchema,
   runParamsSchema,
   runSnapshotSchema,
   runStreamEventSchema,
@@ -11,6 +13,7 @@ import {
   waitpointSchema,
 } from '../../../core/schemas/runs';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
+import { chatParamsSchema } from '../../../core/schemas/chats';
 import type { Operations } from '../../../operations';
 import { turnInput } from '../../../operations/runs';
 import { currentAuth } from '../http/auth-context';
@@ -74,6 +77,42 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
           headers['idempotency-key'],
         ),
       ),
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/runs',
+    operationId: 'listRuns',
+    summary: "List the caller's runs over all their chats, newest first; filter by status, time and metadata",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { query: runListQuerySchema },
+    responses: { 200: { description: 'One page of runs', schema: runListSchema } },
+    errors: [],
+    readsOnly: true,
+    handler: async ({ query }, req) => ({
+      status: 200,
+      body: await ops.runs.listRuns(currentAuth(req), query),
+    }),
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/chats/:chatId/runs',
+    operationId: 'listChatRuns',
+    summary: "List a chat's runs, newest first; filter by status, time and metadata",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: chatParamsSchema, query: runListQuerySchema },
+    responses: { 200: { description: 'One page of the chat’s runs', schema: runListSchema } },
+    errors: ['CHAT_NOT_FOUND'],
+    readsOnly: true,
+    handler: async ({ params, query }, req) => ({
+      status: 200,
+      body: await ops.runs.listChatRuns(currentAuth(req), params.chatId, query),
+    }),
   });
 
   routes.add({
