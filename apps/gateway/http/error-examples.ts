@@ -31,7 +31,7 @@ const MESSAGES: Record<ErrorCode, string> = {
   IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still running; retry shortly.',
   PLAN_CHANGED: 'The plan pending is not the plan with this planHash.',
   NOT_LATEST_TURN:
-    "Only the chat's latest turn can be regenerated; fork the chat at this message to answer it again there.",
+    "Only the chat's latest turn can be regenerated: its answers would land after the later turns. Fork the chat at this message (POST /api/v1/chats/{chatId}/fork) and regenerate it there.",
   INSUFFICIENT_CREDITS: 'Your credit balance (0) cannot pay for this call (10).',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   RANGE_NOT_SATISFIABLE: "The range asked for is not within the file's 1000 bytes.",

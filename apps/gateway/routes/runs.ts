@@ -1,8 +1,10 @@
 import {
   completionBodySchema,
   completionFormSchema,
+  messageParamsSchema,
   planDecisionSchema,
   queuedTurnSchema,
+  regenerateBodySchema,
   runListQuerySchema,
   runListSchema,
   runParamsSchema,
@@ -12,6 +14,7 @@ import {
   waitpointParamsSchema,
   waitpointSchema,
 } from '../../../core/schemas/runs';
+import { exampleRegeneratedTurn } from '../../../core/schemas/examples';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
 import { chatParamsSchema } from '../../../core/schemas/chats';
 import type { Operations } from '../../../operations';
@@ -113,6 +116,54 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       status: 200,
       body: await ops.runs.listChatRuns(currentAuth(req), params.chatId, query),
     }),
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/chats/:chatId/messages/:messageId/regenerate',
+    operationId: 'regenerateMessage',
+    summary:
+      "Answer the chat's latest user message again: a new run; the earlier answer stays listed (name the user message or an answer to it)",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: messageParamsSchema, headers: idempotencyHeadersSchema, body: regenerateBodySchema },
+    limits: [ops.limits.send],
+    responses: {
+      202: {
+        description: 'The new run is accepted',
+        schema: queuedTurnSchema,
+        headers: replayedHeaderSchema,
+        example: exampleRegeneratedTurn,
+        links: Object.fromEntries(
+          ['getRun', 'streamRun', 'cancelRun'].map((operationId) => [
+            operationId,
+            {
+              operationId,
+              parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/runId' },
+            },
+          ]),
+        ),
+      },
+    },
+    errors: [
+      ...IDEMPOTENCY_ERRORS,
+      'CHAT_NOT_FOUND',
+      'MESSAGE_NOT_FOUND',
+      'NOT_LATEST_TURN',
+      'RUN_ACTIVE',
+      'ACTIVE_LIMIT',
+      'LIMIT_REACHED',
+    ],
+    handler: async ({ params, headers, body }, req) =>
+      replayable(
+        202,
+        await ops.runs.regenerate(
+          currentAuth(req),
+          { ...params, ...body, traceparent: req.get('traceparent') },
+          headers['idempotency-key'],
+        ),
+      ),
   });
 
   routes.add({
