@@ -441,32 +441,38 @@ const instantQuery = (description: string) =>
  * The runs lists' query (GET /api/v1/runs, GET /api/v1/chats/{chatId}/runs, MCP list_runs). Its
  * `metadata` is `metadata[<key>]=<value>` in a query string (see deepObjectQuery, apps/gateway/http/parse.ts).
  */
-export const runListQuerySchema = z
-  .object({
-    limit: limitQuery(50, 20),
-    cursor: cursorQuery,
-    status: z
-      .string()
-      .regex(STATUS_LIST, `must be one or more of ${RUN_STATUSES.join(', ')}, separated by commas`)
-      .transform((list) => [...new Set(list.split(','))] as RunStatus[])
-      .optional()
-      .openapi({
-        type: 'string',
-        description: `Only runs in this status, or in any of several separated by commas (QUEUED,RUNNING,WAITING: the active ones). One of ${RUN_STATUSES.join(', ')}.`,
-        example: 'COMPLETE',
-      }),
-    since: instantQuery('Only runs created at or after this instant.'),
-    until: instantQuery('Only runs created before this instant; not before `since`.'),
-    metadata: runMetadataSchema.optional().openapi({
-      description:
-        'Only runs carrying every one of these pairs: `metadata[customer]=acme&metadata[ticket]=T-1042`.',
-      param: { style: 'deepObject', explode: true },
+export const runListQueryFields = {
+  limit: limitQuery(50, 20),
+  cursor: cursorQuery,
+  status: z
+    .string()
+    .regex(STATUS_LIST, `must be one or more of ${RUN_STATUSES.join(', ')}, separated by commas`)
+    .transform((list) => [...new Set(list.split(','))] as RunStatus[])
+    .optional()
+    .openapi({
+      type: 'string',
+      description: `Only runs in this status, or in any of several separated by commas (QUEUED,RUNNING,WAITING: the active ones). One of ${RUN_STATUSES.join(', ')}.`,
+      example: 'COMPLETE',
     }),
-  })
-  .refine((q) => !q.since || !q.until || q.since <= q.until, {
-    path: ['until'],
-    message: 'must not be before since',
-  });
+  since: instantQuery('Only runs created at or after this instant.'),
+  until: instantQuery('Only runs created before this instant; not before `since`.'),
+  metadata: runMetadataSchema.optional().openapi({
+    description:
+      'Only runs carrying every one of these pairs: `metadata[customer]=acme&metadata[ticket]=T-1042`.',
+    param: { style: 'deepObject', explode: true },
+  }),
+};
+
+/** `until` is not before `since`: said of the field `until`. */
+export const untilNotBeforeSince: [
+  (q: { since?: Date; until?: Date }) => boolean,
+  { path: string[]; message: string },
+] = [
+  (q) => !q.since || !q.until || q.since <= q.until,
+  { path: ['until'], message: 'must not be before since' },
+];
+
+export const runListQuerySchema = z.object(runListQueryFields).refine(...untilNotBeforeSince);
 export type RunListQuery = z.output<typeof runListQuerySchema>;
 
 /** A run as the runs lists show it: the snapshot's fields but its text, tool calls, waitpoints and webhooks. */

@@ -160,14 +160,14 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       run: regenerate,
     }),
 
-    /** The caller's runs over all their chats, newest first (see selectUserRuns). */
-    async listRuns(caller: Caller, query: RunListQuery): Promise<Page<RunSummary>> {
-      return runPage(await selectUserRuns(deps.db.pool, caller.userId, query), query.limit);
-    },
-
-    /** A chat's runs, newest first; not the caller's chat: 404 CHAT_NOT_FOUND. */
-    async listChatRuns(caller: Caller, chatId: string, query: RunListQuery): Promise<Page<RunSummary>> {
-      const rows = await selectChatRuns(deps.db.pool, { userId: caller.userId, chatId }, query);
+    /**
+     * The caller's runs, newest first: over all their chats (see selectUserRuns), or one chat's
+     * when `chatId` is given (not the caller's chat: 404 CHAT_NOT_FOUND).
+     */
+    async listRuns(caller: Caller, query: RunListQuery, chatId?: string): Promise<Page<RunSummary>> {
+      const rows = chatId
+        ? await selectChatRuns(deps.db.pool, { userId: caller.userId, chatId }, query)
+        : await selectUserRuns(deps.db.pool, caller.userId, query);
       if (!rows) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
       return runPage(rows, query.limit);
     },

@@ -114,7 +114,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     readsOnly: true,
     handler: async ({ params, query }, req) => ({
       status: 200,
-      body: await ops.runs.listChatRuns(currentAuth(req), params.chatId, query),
+      body: await ops.runs.listRuns(currentAuth(req), query, params.chatId),
     }),
   });
 
