@@ -420,8 +420,11 @@ describe('the run event stream', function () {
     assert.notEqual(resumed.events[0]?.event, 'snapshot');
     assert.deepEqual(resumed.events.at(-1)?.data.status, 'COMPLETE');
 
-    // One run finished past the window (7 days by default), the other just now.
+    // One run finished past the window (7 days by default), its events as old, the other just now.
     await db.pool.query(`UPDATE "Run" SET "finishedAt" = now() - interval '8 days' WHERE id = $1`, [
+      old.runId,
+    ]);
+    await db.pool.query(`UPDATE "RunEvent" SET "createdAt" = now() - interval '8 days' WHERE "runId" = $1`, [
       old.runId,
     ]);
     const before = { old: await eventCount(old.runId), fresh: await eventCount(fresh.runId) };
@@ -432,7 +435,7 @@ describe('the run event stream', function () {
       const pass = await waitFor(async () => (await reconciler.pass()) ?? undefined, {
         what: 'a reconciler pass',
       });
-      assert.ok(pass.runEventsPruned >= before.old, `${pass.runEventsPruned} pruned`);
+      assert.ok(pass.retention.runEvents >= before.old, `${pass.retention.runEvents} pruned`);
     } finally {
       await reconciler.stop();
     }
