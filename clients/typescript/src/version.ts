@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'e8769b36fca5ca96e192ca9b504a390aaeecf7fdb446b3a5dbc2119b4255b040',
+  sha256: '1614479b64ed272926f2e8c55e2eb6dfcafd49ad8e9714b72e69348c7bc575ce',
 } as const;
