@@ -193,7 +193,8 @@ export const exampleRunWebhook = {
   deliveredAt: '2026-11-23T09:30:21.310Z',
 };
 
-export const exampleRunSnapshot = {
+/** The run as the runs lists show it. */
+export const exampleRunSummary = {
   id: RUN_ID,
   chatId: CHAT_ID,
   messageId: MESSAGE_ID,
@@ -201,6 +202,17 @@ export const exampleRunSnapshot = {
   status: 'COMPLETE' as const,
   planMode: true,
   triggerRunId: PROCESS_ID,
+  metadata: exampleMetadata,
+  error: null,
+  cancelRequestedAt: null,
+  createdAt: CREATED_AT,
+  startedAt: STARTED_AT,
+  finishedAt: FINISHED_AT,
+  updatedAt: FINISHED_AT,
+};
+
+export const exampleRunSnapshot = {
+  ...exampleRunSummary,
   text: 'Here is the lighthouse, cropped.',
   currentStep: 2,
   activity: null,
@@ -218,31 +230,6 @@ export const exampleRunSnapshot = {
   ],
   waitpoints: [exampleWaitpoint],
   webhooks: [exampleRunWebhook],
-  error: null,
-  cancelRequestedAt: null,
-  metadata: exampleMetadata,
-  createdAt: CREATED_AT,
-  startedAt: STARTED_AT,
-  finishedAt: FINISHED_AT,
-  updatedAt: FINISHED_AT,
-};
-
-/** The run as the runs lists show it. */
-export const exampleRunSummary = {
-  id: RUN_ID,
-  chatId: CHAT_ID,
-  messageId: MESSAGE_ID,
-  assistantMessageId: ASSISTANT_MESSAGE_ID,
-  status: 'COMPLETE' as const,
-  planMode: true,
-  triggerRunId: PROCESS_ID,
-  metadata: exampleMetadata,
-  error: null,
-  cancelRequestedAt: null,
-  createdAt: CREATED_AT,
-  startedAt: STARTED_AT,
-  finishedAt: FINISHED_AT,
-  updatedAt: FINISHED_AT,
 };
 
 export const exampleRegenerateRequest = { metadata: { ...exampleMetadata, attempt: '2' } };

@@ -540,13 +540,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     cancelledPlan(toWaitpointDto(w), cancelRequestedAt),
   );
   return {
-    id: r.id as string,
-    chatId: r.chatId as string,
-    messageId: r.messageId as string,
-    assistantMessageId: r.assistantMessageId as string,
-    status: r.status as RunSnapshot['status'],
-    planMode: r.planMode as boolean,
-    triggerRunId: (r.triggerRunId ?? null) as string | null,
+    ...toRunSummary(r),
     text: r.text as string,
     currentStep: r.currentStep as number,
     activity: null,
@@ -564,13 +558,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
       lastStatusCode: (d.lastStatusCode ?? null) as number | null,
       deliveredAt: iso(d.deliveredAt),
     })),
-    error: (r.error ?? null) as string | null,
     cancelRequestedAt,
-    metadata: (r.metadata ?? {}) as RunMetadata,
-    createdAt: iso(r.createdAt) as string,
-    startedAt: iso(r.startedAt),
-    finishedAt: iso(r.finishedAt),
-    updatedAt: iso(r.updatedAt) as string,
   };
 }
 

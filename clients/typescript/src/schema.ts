@@ -1737,6 +1737,16 @@ export interface components {
      *       "status": "COMPLETE",
      *       "planMode": true,
      *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
+     *       },
+     *       "error": null,
+     *       "cancelRequestedAt": null,
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "startedAt": "2026-11-23T09:30:00.412Z",
+     *       "finishedAt": "2026-11-23T09:30:21.050Z",
+     *       "updatedAt": "2026-11-23T09:30:21.050Z",
      *       "text": "Here is the lighthouse, cropped.",
      *       "currentStep": 2,
      *       "activity": null,
@@ -1823,17 +1833,7 @@ export interface components {
      *           "lastStatusCode": 200,
      *           "deliveredAt": "2026-11-23T09:30:21.310Z"
      *         }
-     *       ],
-     *       "error": null,
-     *       "cancelRequestedAt": null,
-     *       "metadata": {
-     *         "customer": "acme",
-     *         "ticket": "T-1042"
-     *       },
-     *       "createdAt": "2026-11-23T09:30:00.000Z",
-     *       "startedAt": "2026-11-23T09:30:00.412Z",
-     *       "finishedAt": "2026-11-23T09:30:21.050Z",
-     *       "updatedAt": "2026-11-23T09:30:21.050Z"
+     *       ]
      *     }
      */
     RunSnapshot: {
