@@ -21,7 +21,7 @@ import { mcpRows } from './mcp';
 import { failedRow, printTable, type Row } from './report';
 import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
-import { streamsRow } from './streams';
+import { streamsRows } from './streams';
 import { endToEndRow, historyRows } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -122,7 +122,7 @@ async function run(bench: Bench, results: Results): Promise<void> {
     }
   });
   await rows(['mcp'], () => mcpRows(bench, SAMPLES));
-  await rows(['streams'], () => streamsRow(bench, SAMPLES.streams, rounds));
+  await rows(['streams'], () => streamsRows(bench, SAMPLES.streams, rounds));
   await rows(['bigdb'], async () => {
     const big = await bigDbRows(bench);
     results.tables.push(...big.tables);

@@ -269,6 +269,12 @@ export const configSchema = z
      * every gateway; past it, 429 ACTIVE_LIMIT.
      */
     MAX_OPEN_STREAMS_PER_USER: positiveInt(20),
+    /**
+     * Live run streams, wait_for_run and resources/subscribe one gateway holds open at once, over
+     * every user; past it, 503 SERVICE_UNAVAILABLE (another gateway may take it). Unset: what the
+     * process's open-file limit allows (core/process/open-files.ts).
+     */
+    MAX_OPEN_STREAMS_PER_GATEWAY: optionalString.pipe(integer().pipe(z.number().positive()).optional()),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**
