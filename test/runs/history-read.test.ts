@@ -27,11 +27,26 @@ function nodes(plan: PlanNode): PlanNode[] {
 describe('the history a model step reads', function () {
   this.timeout(120_000);
 
-  /** Rows of "Message" the gate's history read touched in a chat of `messages`, from its plan. */
-  async function rowsTouched(messages: number): Promise<{ touched: number; sequential: boolean }> {
+  /**
+   * Rows of "Message" the gate's history read touched in a chat of `messages`, from its plan, and
+   * the ids it read; `regenerated` of the newest answers have an earlier answer each, which a
+   * regenerate replaced.
+   */
+  async function rowsTouched(
+    messages: number,
+    regenerated = 0,
+  ): Promise<{ touched: number; sequential: boolean; read: string[]; replaced: string[] }> {
     const { db } = await testStack();
     const user = await createTestUser();
     const { chatId } = await fillLongChat(db.pool, { userId: user.userId, messages });
+    const { rows: replaced } = await db.pool.query<{ id: string }>(
+      `INSERT INTO "Message" (id, "chatId", role, "replyToId", "contentBlocks", "createdAt")
+       SELECT gen_random_uuid(), a."chatId", 'assistant', a."replyToId", '[]', a."createdAt" - interval '0.5 seconds'
+         FROM (SELECT * FROM "Message" WHERE "chatId" = $1 AND role = 'assistant'
+                ORDER BY "createdAt" DESC LIMIT $2) a
+       RETURNING id`,
+      [chatId, regenerated],
+    );
     // The run answers the chat's newest user message.
     const runId = randomUUID();
     await db.pool.query(
@@ -43,9 +58,7 @@ describe('the history a model step reads', function () {
     );
     await db.pool.query('ANALYZE "Message"');
     // The gate's row of the run, as gateStep builds it, and its history read.
-    const { rows } = await db.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON)
-       WITH cur AS (
+    const gateRead = `WITH cur AS (
          SELECT r.id, r."chatId", u."createdAt" AS "messageAt", r."messageId",
                 COALESCE(s."throughCreatedAt", '-infinity') AS "summaryAt",
                 COALESCE(s."throughMessageId", '00000000-0000-0000-0000-000000000000') AS "summaryId"
@@ -53,7 +66,13 @@ describe('the history a model step reads', function () {
            LEFT JOIN "ChatSummary" s ON s."chatId" = r."chatId"
           WHERE r.id = $1
        )
-       SELECT ${historySql('cur', '$2')} AS history FROM cur`,
+       SELECT ${historySql('cur', '$2')} AS history FROM cur`;
+    const { rows: read } = await db.pool.query<{ history: { id: string }[] }>(gateRead, [
+      runId,
+      HISTORY_READ_LIMIT,
+    ]);
+    const { rows } = await db.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${gateRead}`,
       [runId, HISTORY_READ_LIMIT],
     );
     const plan = rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode;
@@ -66,6 +85,8 @@ describe('the history a model step reads', function () {
         0,
       ),
       sequential: scans.some((n) => n['Node Type'] === 'Seq Scan'),
+      read: (read[0]?.history ?? []).map((m) => m.id),
+      replaced: replaced.map((m) => m.id),
     };
   }
 
@@ -76,5 +97,19 @@ describe('the history a model step reads', function () {
     // The limit, and one more that says the read stopped short.
     assert.ok(long.touched <= HISTORY_READ_LIMIT + 1, `read ${long.touched} messages of 3,000`);
     assert.ok(short.touched <= 10, `read ${short.touched} messages of 10`);
+  });
+
+  it('leaves out the answers a regenerate replaced, still reading through the index only past them', async () => {
+    const { touched, sequential, read, replaced } = await rowsTouched(3_000, 5);
+    assert.equal(replaced.length, 5);
+    assert.equal(sequential, false, 'no sequential scan of the messages');
+    assert.equal(read.length, HISTORY_READ_LIMIT + 1);
+    assert.deepEqual(
+      read.filter((id) => replaced.includes(id)),
+      [],
+      'no replaced answer is read',
+    );
+    // The limit and one more, each replaced answer passed over, and the later answer that replaced it.
+    assert.ok(touched <= HISTORY_READ_LIMIT + 1 + 2 * 5, `read ${touched} messages of 3,005`);
   });
 });
