@@ -11,6 +11,8 @@ address="${TEMPORAL_ADDRESS:-temporal:7233}"
 namespace="${TEMPORAL_NAMESPACE:-default}"
 retention="${TEMPORAL_NAMESPACE_RETENTION:-7d}"
 attributes="ChatId AgentRunId UserId ToolName AgentRunStatus AgentRunVia WebhookEvent WebhookEndpointId"
+# KeywordList: a run's metadata pairs, each one `key=value` keyword.
+list_attributes="AgentRunMetadata"
 
 tries=0
 until temporal operator namespace describe --namespace "$namespace" --address "$address" >/dev/null 2>&1; do
@@ -27,18 +29,23 @@ done
 temporal operator namespace update --namespace "$namespace" --retention "$retention" --address "$address" >/dev/null
 echo "namespace $namespace: closed workflows kept $retention"
 
-for name in $attributes; do
+register() {
+  name="$1"
+  type="$2"
   if temporal operator search-attribute list --namespace "$namespace" --address "$address" | grep -qw "$name"; then
     echo "search attribute $name: already registered"
-    continue
+    return
   fi
   if out=$(temporal operator search-attribute create --namespace "$namespace" --address "$address" \
-    --name "$name" --type Keyword 2>&1); then
-    echo "search attribute $name: registered (Keyword)"
+    --name "$name" --type "$type" 2>&1); then
+    echo "search attribute $name: registered ($type)"
   else
     case "$out" in
       *"already exists"*) echo "search attribute $name: already registered" ;;
       *) echo "$out" >&2; exit 1 ;;
     esac
   fi
-done
+}
+
+for name in $attributes; do register "$name" Keyword; done
+for name in $list_attributes; do register "$name" KeywordList; done

@@ -1,12 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import {
   insertChat,
+  insertFork,
   patchChat,
   selectChat,
   selectChats,
+  selectForkSource,
   selectMessages,
   softDeleteChat,
+  type ForkedAttachmentRow,
+  type ForkedMessageRow,
 } from '../core/chats/store';
-import { NotFoundError } from '../core/errors/app-error';
+import { AppError, NotFoundError } from '../core/errors/app-error';
 import {
   DEFAULT_CHAT_TITLE,
   toChatDto,
@@ -16,6 +21,7 @@ import {
   type ChatListQuery,
   type ChatRow,
   type ChatUpdate,
+  type ForkChatInput,
   type MessageDto,
   type MessageListQuery,
 } from '../core/schemas/chats';
@@ -89,6 +95,28 @@ export function createChatsOperations(
       const chat = await patchChat(pool, caller.userId, chatId, { title, isFavorite, settings });
       if (!chat) throw chatNotFound();
       return toChatDto(chat);
+    },
+
+    /**
+     * A new chat holding the caller's chat's history up to and including one of its messages (see
+     * forkCopies); 404 CHAT_NOT_FOUND or MESSAGE_NOT_FOUND, and nothing written, otherwise.
+     */
+    async forkChat(caller: Caller, chatId: string, input: ForkChatInput): Promise<ChatDto> {
+      const source = await selectForkSource(pool, {
+        userId: caller.userId,
+        chatId,
+        messageId: input.messageId,
+      });
+      if (!source) throw chatNotFound();
+      if (!source.messages.length) throw new AppError('MESSAGE_NOT_FOUND', 'Message not found.');
+      const fork = await insertFork(pool, {
+        chatId: randomUUID(),
+        userId: caller.userId,
+        title: input.title ?? source.title,
+        agentSettings: source.agentSettings,
+        ...forkCopies(source.messages, source.attachments),
+      });
+      return toChatDto(fork);
     },
 
     /** Soft-deletes the chat, which disappears from every route, and cancels its active run. */
@@ -166,6 +194,41 @@ export function createChatsOperations(
       nextCursor: result.nextCursor,
     };
   }
+}
+
+/**
+ * A fork's rows: each message copied under a new id (ids drawn and sorted, so the copies keep
+ * their originals' order where two share a millisecond), its answers' `replyToId` and its
+ * attachments following it. A copy has no run (runs stay with their chat). An attachment is a row
+ * of its own naming the same stored file; a content block naming a copied attachment names its
+ * copy, one naming any other of the user's attachments (sent by id) is left as it was. URLs stay
+ * as written: every read signs them afresh for the reader, whose files they name.
+ */
+function forkCopies(
+  messages: readonly ForkedMessageRow[],
+  attachments: readonly ForkedAttachmentRow[],
+): { messages: ForkedMessageRow[]; attachments: ForkedAttachmentRow[] } {
+  const newIds = messages.map(() => randomUUID()).sort();
+  const messageIds = new Map(messages.map((m, i) => [m.id, newIds[i] as string]));
+  const attachmentIds = new Map(attachments.map((a) => [a.id, randomUUID()]));
+  const copyBlock = (block: unknown) => {
+    const id = (block as { attachmentId?: unknown }).attachmentId;
+    const copy = typeof id === 'string' ? attachmentIds.get(id) : undefined;
+    return copy ? { ...(block as object), attachmentId: copy } : block;
+  };
+  return {
+    messages: messages.map((m) => ({
+      ...m,
+      id: messageIds.get(m.id) as string,
+      replyToId: m.replyToId === null ? null : (messageIds.get(m.replyToId) ?? null),
+      contentBlocks: m.contentBlocks.map(copyBlock),
+    })),
+    attachments: attachments.map((a) => ({
+      ...a,
+      id: attachmentIds.get(a.id) as string,
+      messageId: messageIds.get(a.messageId) as string,
+    })),
+  };
 }
 
 export type ChatsOperations = ReturnType<typeof createChatsOperations>;

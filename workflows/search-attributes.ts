@@ -13,6 +13,14 @@ export const runStatusSearchAttribute = defineSearchAttributeKey(
 );
 /** The route that admitted the run, or a direct tool call: `rest`, `mcp` or `console`. */
 export const runViaSearchAttribute = defineSearchAttributeKey('AgentRunVia', SearchAttributeType.KEYWORD);
+/**
+ * The run's metadata, each pair as one `key=value` keyword (a key has no `=`), so an operator finds
+ * a run by a pair: `AgentRunMetadata = 'customer=acme'`. Set at the start (see startAgentRun).
+ */
+export const runMetadataSearchAttribute = defineSearchAttributeKey(
+  'AgentRunMetadata',
+  SearchAttributeType.KEYWORD_LIST,
+);
 export const webhookEventSearchAttribute = defineSearchAttributeKey(
   'WebhookEvent',
   SearchAttributeType.KEYWORD,
@@ -29,6 +37,7 @@ export const SEARCH_ATTRIBUTES = [
   toolNameSearchAttribute,
   runStatusSearchAttribute,
   runViaSearchAttribute,
+  runMetadataSearchAttribute,
   webhookEventSearchAttribute,
   webhookEndpointIdSearchAttribute,
 ] as const;

@@ -10,12 +10,14 @@ import { idempotencyKeySchema } from '../../core/schemas/idempotency';
 import {
   decidePlanInputSchema,
   getMessagesInputSchema,
+  listRunsInputSchema,
   runIdsInputSchema,
   waitForRunInputSchema,
 } from '../../core/schemas/mcp';
 import {
   completionBodySchema,
   queuedTurnSchema,
+  runListSchema,
   runSnapshotSchema,
   TERMINAL_RUN_STATUSES,
   waitpointSchema,
@@ -206,6 +208,23 @@ export const MCP_TOOLS: Record<string, McpTool> = {
     annotations: { readOnlyHint: true, openWorldHint: false },
     scope: 'read',
     run: async (ctx, input) => ({ result: await ctx.ops.chats.listChats(ctx.caller, input) }),
+  }),
+
+  list_runs: define({
+    title: 'List runs',
+    description:
+      "Lists your runs, newest first, one page at a time (pass nextCursor as cursor for the next): every chat's, " +
+      "or one chat's with chatId. Filters: status (one, or several separated by commas, e.g. 'QUEUED,RUNNING,WAITING' " +
+      'for the active ones), since and until (ISO 8601 instants: created at or after since, before until), and ' +
+      'metadata (an object of pairs a run must all carry, as given on send_message). Each run has its id, chatId, ' +
+      'status, metadata and times; read one in full with get_run. Returns { data, nextCursor }.',
+    input: listRunsInputSchema,
+    output: runListSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
+    run: async (ctx, { chatId, ...query }) => ({
+      result: await ctx.ops.runs.listRuns(ctx.caller, query, chatId),
+    }),
   }),
 
   get_messages: define({

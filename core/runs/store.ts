@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { CUTOFF } from '../db/retention';
 import type { ModelReply } from '../model/types';
 import type { Transport } from '../schemas/common';
-import type { ContentBlock, Plan } from '../schemas/runs';
+import type { ContentBlock, Plan, RunMetadata } from '../schemas/runs';
 import { runStepUsageSql, runUsageSql } from './model-calls';
 import {
   deliveriesColumn,
@@ -40,17 +40,20 @@ function agentEventData(status: string, error?: string, terminal = false): strin
   const data = `jsonb_build_object('chatId', s."chatId", 'runId', s.id, 'messageId', s."messageId",
     'traceId', s."traceId", 'processId', COALESCE(s."triggerRunId", ''), 'status', ${status},
     'assistantMessageId', s."assistantMessageId")`;
-  const withError = error ? `${data} || jsonb_strip_nulls(jsonb_build_object('error', ${error}))` : data;
-  return terminal ? `${withError} || jsonb_build_object('usage', ${runUsageSql('s.id')})` : withError;
+  // The send's metadata (an extension) only when it has some: without, data is the spec's strings.
+  const extra = `'metadata', NULLIF(s.metadata, '{}'::jsonb)${error ? `, 'error', ${error}` : ''}`;
+  const withExtra = `${data} || jsonb_strip_nulls(jsonb_build_object(${extra}))`;
+  return terminal ? `${withExtra} || jsonb_build_object('usage', ${runUsageSql('s.id')})` : withExtra;
 }
 
 /**
  * What a step reads of its chat after its stored summary: the messages up to and including the
  * run's own, the newest `limit` of them and one more, which only says the read stopped short
- * (oldest first). The read is the `chat_history` function of the schema (migration
- * 20261210000000_chat_history_read), which walks the index on (chatId, createdAt, id) down from the
- * run's message whatever the chat's length. `cur` is the gate's row of the run (its chat, its
- * message's position, its summary's).
+ * (oldest first). An answer a later answer to the same message replaced (regenerated) is left out:
+ * the model reads on from the newest. The read is the `chat_history` function of the schema
+ * (migration 20261210000000_chat_history_read), which walks the index on (chatId, createdAt, id)
+ * down from the run's message whatever the chat's length. `cur` is the gate's row of the run (its
+ * chat, its message's position, its summary's).
  */
 export function historySql(cur: string, limit: string): string {
   return `chat_history(${cur}."chatId", ${cur}."messageAt", ${cur}."messageId", ${cur}."summaryAt",
@@ -375,8 +378,8 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                                  ELSE 'The run ended before the tool finished.' END
                FROM fin WHERE t."runId" = fin.id AND t.status = 'RUNNING'
            ), msg AS (
-             INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
-             SELECT fin."assistantMessageId", fin."chatId", 'assistant', fin.id, $5::jsonb, now()
+             INSERT INTO "Message" (id, "chatId", role, "runId", "replyToId", "contentBlocks", "createdAt")
+             SELECT fin."assistantMessageId", fin."chatId", 'assistant', fin.id, fin."messageId", $5::jsonb, now()
                FROM fin WHERE fin.status = 'COMPLETE'
              ON CONFLICT (id) DO NOTHING
              RETURNING id, "chatId", "createdAt"
@@ -392,7 +395,7 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                FROM fin, jsonb_to_recordset($6::jsonb) AS a(id uuid, "storageKey" text, filename text,
                                                              "mimeType" text, "sizeBytes" bigint)
               WHERE fin.status = 'COMPLETE'
-             ON CONFLICT ("storageKey") DO NOTHING
+             ON CONFLICT (id) DO NOTHING
            ), ${eventCte('ended', {
              from: 'fin',
              userId: 's."userId"',
@@ -719,6 +722,7 @@ export interface RunIdentity {
 /** An admitted run no execution has taken yet, with what its workflow's start needs. */
 export interface QueuedRun extends RunIdentity {
   via: Transport;
+  metadata: RunMetadata;
   /** Its cancel was recorded, or its chat deleted: it is ended, not started. */
   stopRequested: boolean;
 }
@@ -734,7 +738,7 @@ export async function selectQueuedRuns(
   const { rows } = await pool.query<QueuedRun>({
     name: 'runs-queued',
     text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
-                  r."planMode", r.via, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
+                  r."planMode", r.via, r.metadata, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
              FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
             WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
               AND r."createdAt" < now() - make_interval(secs => $1)
@@ -857,15 +861,9 @@ export async function insertTurn(
     maxActiveRuns: number;
     /** How recently the chat's previous run must have ended to be named as closing. */
     closingSeconds: number;
-    /**
-     * The run's settings: the operator's `defaults`, then the chat's own defaults, then the send's
-     * `settings` win, each key by key; maxSteps at most `maxStepsCap`.
-     */
-    defaults: StoredRunSettings;
-    settings: Partial<StoredRunSettings>;
-    maxStepsCap: number;
-    budget: StepContext['budget'];
-  },
+    /** The send's metadata pairs. */
+    metadata: RunMetadata;
+  } & RunSettingsInput,
 ): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
   // last-message fields already set and only an existing chat is updated; the foreign keys are
@@ -899,14 +897,11 @@ export async function insertTurn(
          SELECT id, "agentSettings" FROM existing
        ), run AS (
          INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via,
-                            settings, budget, "updatedAt")
-         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13,
-                jsonb_set(merged.s, '{maxSteps}', to_jsonb(LEAST((merged.s->>'maxSteps')::int, $17::int))),
-                $18::jsonb, now()
+                            settings, budget, metadata, "updatedAt")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, ${runSettingsSql('chat', '$15', '$16', '$17')}, $18::jsonb, $19, now()
            FROM chat CROSS JOIN slot
-           CROSS JOIN LATERAL (SELECT $15::jsonb || chat."agentSettings" || $16::jsonb AS s) merged
          RETURNING id
-       ), msg AS (
+       ), ${runMetadataCte('tagged', 'run', '$3', '$19')}, msg AS (
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
          SELECT $5, $2, 'user', run.id, $9, now() FROM run
          RETURNING id
@@ -944,10 +939,8 @@ export async function insertTurn(
       turn.maxActiveRuns,
       turn.via,
       turn.closingSeconds,
-      JSON.stringify(turn.defaults),
-      JSON.stringify(turn.settings),
-      turn.maxStepsCap,
-      turn.budget === null ? null : JSON.stringify(turn.budget),
+      ...runSettingsValues(turn),
+      JSON.stringify(turn.metadata),
     ],
   });
   const row = rows[0];
@@ -955,6 +948,142 @@ export async function insertTurn(
   // A new chat is only inserted with a place, so its absence here means the cap.
   if (!row?.chats && turn.newChatTitle === null) return 'no-chat';
   return row?.busy ? 'chat-busy' : 'at-cap';
+}
+
+/**
+ * What admission resolves a run's settings from: the operator's `defaults`, then the chat's own
+ * defaults, then the send's `settings` win, each key by key; maxSteps at most `maxStepsCap`.
+ */
+export interface RunSettingsInput {
+  defaults: StoredRunSettings;
+  settings: Partial<StoredRunSettings>;
+  maxStepsCap: number;
+  budget: StepContext['budget'];
+}
+
+/** RunSettingsInput as four statement parameters, in its order: runSettingsSql's and the budget. */
+function runSettingsValues(input: RunSettingsInput): unknown[] {
+  return [
+    JSON.stringify(input.defaults),
+    JSON.stringify(input.settings),
+    input.maxStepsCap,
+    input.budget === null ? null : JSON.stringify(input.budget),
+  ];
+}
+
+/**
+ * A run's settings as admission stores them (RunSettingsInput): the parameters `defaults`,
+ * `settings` and `cap`, and chat `chat`'s own ("agentSettings").
+ */
+function runSettingsSql(chat: string, defaults: string, settings: string, cap: string): string {
+  const merged = `(${defaults}::jsonb || ${chat}."agentSettings" || ${settings}::jsonb)`;
+  return `jsonb_set(${merged}, '{maxSteps}', to_jsonb(LEAST((${merged}->>'maxSteps')::int, ${cap}::int)))`;
+}
+
+/**
+ * A CTE inserting the metadata pairs (`metadata`, jsonb) of the run CTE `run` inserted, one
+ * "RunMetadata" row each, dated as the run (now(), the statement's time, is its "createdAt").
+ */
+function runMetadataCte(name: string, run: string, userId: string, metadata: string): string {
+  return `${name} AS (
+         INSERT INTO "RunMetadata" ("runId", "userId", key, value, "createdAt")
+         SELECT ${run}.id, ${userId}, pair.key, pair.value, now()
+           FROM ${run}, jsonb_each_text(${metadata}::jsonb) AS pair(key, value))`;
+}
+
+/**
+ * `no-message`: the chat has no such message (a user message, an answer, or the answer a run was
+ * to give). `not-latest`: the message is not the chat's latest user message's (or its answers').
+ */
+export type RegenerationAdmission = TurnAdmission | 'no-message' | 'not-latest';
+
+/**
+ * Admits a run answering a user message again, in one statement as insertTurn admits a turn (the
+ * user's place, the chat locked against its delete, the partial unique index deciding a race with
+ * a send): the run names the message its earlier runs answered, and nothing else is written, so
+ * the earlier answer stays. The message is the chat's latest user message: a regenerated answer
+ * becomes the latest message, and an earlier turn's would land after later turns. It may be named
+ * by the user message's id, by one of its answers', or by the `assistantMessageId` of a run of it
+ * that gave none (it failed or was cancelled).
+ */
+export async function insertRegeneration(
+  pool: Pool,
+  input: {
+    runId: string;
+    chatId: string;
+    userId: string;
+    /** The message named: see above. */
+    messageId: string;
+    assistantMessageId: string;
+    planMode: boolean;
+    traceId: string;
+    via: string;
+    metadata: RunMetadata;
+    maxActiveRuns: number;
+    closingSeconds: number;
+  } & RunSettingsInput,
+): Promise<{ admission: RegenerationAdmission; userMessageId: string | null }> {
+  const { rows } = await pool.query<{
+    admitted: number;
+    chats: number;
+    target: string | null;
+    latest: string | null;
+    busy: boolean;
+    closingExecution: string | null;
+  }>({
+    name: 'admit-regeneration',
+    text: `WITH slot AS (
+         SELECT 1 WHERE user_run_place_free($3, $11)
+       ), chat AS (
+         SELECT id, "agentSettings" FROM "Chat"
+          WHERE id = $2 AND "userId" = $3 AND "deletedAt" IS NULL FOR NO KEY UPDATE
+       ), target AS (
+         SELECT u.id FROM chat JOIN "Message" u ON u."chatId" = chat.id AND u.role = 'user'
+          WHERE u.id = $4
+             OR u.id = (SELECT a."replyToId" FROM "Message" a WHERE a.id = $4 AND a."chatId" = chat.id)
+             OR u.id = (SELECT r."messageId" FROM "Run" r WHERE r."assistantMessageId" = $4 AND r."chatId" = chat.id)
+       ), latest AS (
+         SELECT (SELECT l.id FROM "Message" l WHERE l."chatId" = chat.id AND l.role = 'user'
+                  ORDER BY l."createdAt" DESC, l.id DESC LIMIT 1) AS id
+           FROM chat
+       ), run AS (
+         INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via,
+                            settings, budget, metadata, "updatedAt")
+         SELECT $1, chat.id, $3, target.id, $5, $6, $7, $8, ${runSettingsSql('chat', '$12', '$13', '$14')},
+                $15::jsonb, $9, now()
+           FROM chat, target, latest, slot WHERE latest.id = target.id
+         RETURNING id
+       ), ${runMetadataCte('tagged', 'run', '$3', '$9')}
+       SELECT (SELECT count(*) FROM run)::int AS admitted, (SELECT count(*) FROM chat)::int AS chats,
+              (SELECT id FROM target) AS target, (SELECT id FROM latest) AS latest,
+              EXISTS (SELECT 1 FROM "Run" WHERE "chatId" = $2 AND status IN ('QUEUED', 'RUNNING', 'WAITING')) AS busy,
+              (SELECT p."triggerRunId" FROM (
+                 SELECT "triggerRunId", "finishedAt" FROM "Run" WHERE "chatId" = $2 AND id <> $1
+                  ORDER BY "createdAt" DESC, id DESC LIMIT 1
+               ) p WHERE p."finishedAt" > now() - make_interval(secs => $10)) AS "closingExecution"`,
+    values: [
+      input.runId,
+      input.chatId,
+      input.userId,
+      input.messageId,
+      input.assistantMessageId,
+      input.planMode,
+      input.traceId,
+      input.via,
+      JSON.stringify(input.metadata),
+      input.closingSeconds,
+      input.maxActiveRuns,
+      ...runSettingsValues(input),
+    ],
+  });
+  const row = rows[0];
+  const userMessageId = row?.target ?? null;
+  if (row?.admitted)
+    return { admission: { admitted: true, closingExecution: row.closingExecution }, userMessageId };
+  if (!row?.chats) return { admission: 'no-chat', userMessageId };
+  if (!row.target) return { admission: 'no-message', userMessageId };
+  if (row.target !== row.latest) return { admission: 'not-latest', userMessageId };
+  return { admission: row.busy ? 'chat-busy' : 'at-cap', userMessageId };
 }
 
 /** The user's attachments among these ids. */

@@ -1,6 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { exampleChat, exampleMessage } from './examples';
+import { exampleChat, exampleForkRequest, exampleMessage } from './examples';
 import type { ObjectStorage } from '../storage/storage';
 import { attachmentSchema, toAttachmentDto } from './attachments';
 import { cursorQuery, isoOrNull, limitQuery, listSchema, stored, visibleText } from './common';
@@ -49,6 +49,19 @@ export const updateChatSchema = z
 export type ChatUpdate = z.output<typeof updateChatSchema>;
 
 export const chatParamsSchema = z.object({ chatId: z.uuid() });
+
+/** A fork: the message the new chat's history ends with, and its title (the source's if left out). */
+export const forkChatSchema = z
+  .object({
+    messageId: z.uuid().openapi({
+      description:
+        'A message of the chat (user or assistant): the fork holds the history up to and including it.',
+    }),
+    title: title.optional(),
+  })
+  .strict()
+  .openapi('ForkRequest', { example: exampleForkRequest });
+export type ForkChatInput = z.output<typeof forkChatSchema>;
 
 export const chatListQuerySchema = z.object({
   limit: limitQuery(50, 20),
@@ -114,6 +127,16 @@ export const messageSchema = z
     runId: z.uuid().nullable(),
     contentBlocks: z.array(contentBlockSchema),
     attachments: z.array(attachmentSchema),
+    replyTo: z.uuid().nullable().openapi({
+      description:
+        'An assistant message: the user message it answers (extension). Several answers to one message are its alternatives (regenerated); the newest is the one the agent reads on. Null for a user message.',
+      'x-extension': true,
+    }),
+    regeneratedFrom: z.uuid().nullable().openapi({
+      description:
+        'A regenerated answer: the earlier answer to the same message it replaced, which stays listed (extension). Null otherwise.',
+      'x-extension': true,
+    }),
     createdAt: z.iso.datetime(),
   })
   .openapi('Message', { example: exampleMessage });
@@ -127,6 +150,8 @@ export interface MessageRow {
   role: 'user' | 'assistant';
   runId: string | null;
   contentBlocks: unknown;
+  replyToId: string | null;
+  regeneratedFrom: string | null;
   createdAt: Date;
 }
 
@@ -151,6 +176,8 @@ export function toMessageDto(
     runId: row.runId,
     contentBlocks: row.contentBlocks as ContentBlock[],
     attachments: attachments.map((a) => toAttachmentDto(storage, a)),
+    replyTo: row.replyToId,
+    regeneratedFrom: row.regeneratedFrom,
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -1,3 +1,4 @@
+import { runMetadataSchema } from './metadata';
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import {
@@ -57,6 +58,10 @@ export const agentEventDataSchema = z
     error: z.string().optional().describe('Why a turn FAILED.'),
     usage: runUsageSchema.optional().openapi({
       description: "agent.completed and agent.failed: the run's tokens and credits (an extension).",
+    }),
+    metadata: runMetadataSchema.optional().openapi({
+      description: "The send's metadata (extension); left out when it has none.",
+      'x-extension': true,
     }),
   })
   .openapi('AgentEventData', { example: exampleAgentEventData });

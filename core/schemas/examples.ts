@@ -19,6 +19,9 @@ const DELIVERY_ID = 'd7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97';
 const GRANT_ID = '2e8a4c6f-1b9d-4e37-a5f2-7c3e9b1d6a54';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PROCESS_ID = '0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47';
+const REGENERATED_RUN_ID = '7a3d9e1b-5c8f-4b26-a1e4-6d0f3b8c2e95';
+const REGENERATED_ANSWER_ID = 'b8e2f4a6-3c1d-4e79-8a05-9d7c1e3b5f28';
+const FORKED_CHAT_ID = '1c9f5e3a-8b2d-4a64-9e17-3f6b0d8a2c51';
 
 const CREATED_AT = '2026-11-23T09:30:00.000Z';
 const STARTED_AT = '2026-11-23T09:30:00.412Z';
@@ -77,6 +80,9 @@ export const exampleAttachment = {
   url: UPLOAD_URL,
 };
 
+/** A send's metadata: the client's own tags, shown back on the run and filtered on in the lists. */
+export const exampleMetadata = { customer: 'acme', ticket: 'T-1042' };
+
 export const exampleCompletionRequest = {
   text: 'Crop the lighthouse out of this photo.',
   chatId: CHAT_ID,
@@ -85,6 +91,7 @@ export const exampleCompletionRequest = {
   model: 'claude',
   tools: ['crop_image' as const],
   budget: { maxCredits: '5', maxToolCalls: 2 },
+  metadata: exampleMetadata,
 };
 
 export const exampleCompletionForm = {
@@ -201,7 +208,8 @@ const exampleUsage = {
   compacted: false,
 };
 
-export const exampleRunSnapshot = {
+/** The run as the runs lists show it. */
+export const exampleRunSummary = {
   id: RUN_ID,
   chatId: CHAT_ID,
   messageId: MESSAGE_ID,
@@ -209,6 +217,17 @@ export const exampleRunSnapshot = {
   status: 'COMPLETE' as const,
   planMode: true,
   triggerRunId: PROCESS_ID,
+  metadata: exampleMetadata,
+  error: null,
+  cancelRequestedAt: null,
+  createdAt: CREATED_AT,
+  startedAt: STARTED_AT,
+  finishedAt: FINISHED_AT,
+  updatedAt: FINISHED_AT,
+};
+
+export const exampleRunSnapshot = {
+  ...exampleRunSummary,
   text: 'Here is the lighthouse, cropped.',
   currentStep: 2,
   activity: null,
@@ -255,12 +274,31 @@ export const exampleRunSnapshot = {
     },
   ],
   webhooks: [exampleRunWebhook],
-  error: null,
-  cancelRequestedAt: null,
-  createdAt: CREATED_AT,
-  startedAt: STARTED_AT,
-  finishedAt: FINISHED_AT,
-  updatedAt: FINISHED_AT,
+};
+
+export const exampleRegenerateRequest = { metadata: { ...exampleMetadata, attempt: '2' } };
+
+/** A regenerate's answer: a new run of the same user message. */
+export const exampleRegeneratedTurn = {
+  chatId: CHAT_ID,
+  messageId: MESSAGE_ID,
+  runId: REGENERATED_RUN_ID,
+  triggerRunId: null,
+  status: 'queued' as const,
+};
+
+export const exampleForkRequest = { messageId: ASSISTANT_MESSAGE_ID, title: 'Lighthouse crops, take two' };
+
+/** A fork's answer: the new chat, its last message the copy of the one forked at. */
+export const exampleForkedChat = {
+  id: FORKED_CHAT_ID,
+  title: 'Lighthouse crops, take two',
+  isFavorite: false,
+  lastMessageAt: FINISHED_AT,
+  lastMessageId: '4d2b8f6e-1a9c-4e53-b7d0-8c5a3e1f9b62',
+  settings: { model: 'claude', maxSteps: 4 },
+  createdAt: '2026-11-23T10:02:00.000Z',
+  updatedAt: '2026-11-23T10:02:00.000Z',
 };
 
 export const exampleMessage = {
@@ -273,7 +311,22 @@ export const exampleMessage = {
     { type: 'image' as const, attachmentId: ATTACHMENT_ID, url: UPLOAD_URL },
   ],
   attachments: [exampleAttachment],
+  replyTo: null,
+  regeneratedFrom: null,
   createdAt: CREATED_AT,
+};
+
+/** An answer regenerated: it answers the same message as the one it replaced, and names it. */
+export const exampleRegeneratedMessage = {
+  id: REGENERATED_ANSWER_ID,
+  chatId: CHAT_ID,
+  role: 'assistant' as const,
+  runId: REGENERATED_RUN_ID,
+  contentBlocks: [{ type: 'text' as const, text: 'Here is the lighthouse again, cropped tighter.' }],
+  attachments: [],
+  replyTo: MESSAGE_ID,
+  regeneratedFrom: ASSISTANT_MESSAGE_ID,
+  createdAt: '2026-11-23T09:31:40.300Z',
 };
 
 export const exampleEndpoint = {
@@ -328,6 +381,7 @@ export const exampleAgentEventData = {
   status: 'COMPLETE' as const,
   assistantMessageId: ASSISTANT_MESSAGE_ID,
   usage: exampleUsage,
+  metadata: exampleMetadata,
 };
 
 export const exampleToolCompletedData = {

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { chatParamsSchema, messageListQuerySchema } from './chats';
-import { planDecisionSchema, runParamsSchema, waitpointParamsSchema } from './runs';
+import {
+  planDecisionSchema,
+  runListQueryFields,
+  runParamsSchema,
+  untilNotBeforeSince,
+  waitpointParamsSchema,
+} from './runs';
 
 /**
  * The inputs of the MCP tools that have no REST body of their own: each joins the path and query
@@ -23,3 +29,12 @@ export const waitForRunInputSchema = runParamsSchema
       .describe('How long to wait at most; the snapshot as it stands then is returned.'),
   })
   .strict();
+
+/** list_runs: GET /api/v1/runs's query, or a chat's runs (GET /api/v1/chats/{chatId}/runs) with chatId. */
+export const listRunsInputSchema = z
+  .object({
+    chatId: z.uuid().optional().describe("Only this chat's runs; every chat's when left out."),
+    ...runListQueryFields,
+  })
+  .strict()
+  .refine(...untilNotBeforeSince);

@@ -5,16 +5,21 @@ import {
   exampleCompletionForm,
   exampleCompletionRequest,
   exampleQueuedTurn,
+  exampleRegenerateRequest,
   exampleRunSnapshot,
+  exampleRunSummary,
   exampleRunWebhook,
   exampleWaitpoint,
   exampleWaitpointDecision,
 } from './examples';
 import { MAX_FILES } from '../uploads/receive';
-import { stored, TRANSPORTS, type Transport } from './common';
+import { cursorQuery, limitQuery, listSchema, stored, TRANSPORTS, type Transport } from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
 import { runSettingsSchema, runUsageSchema, sendSettingsShape, stepUsageSchema, EMPTY_USAGE } from './agent';
+import { runMetadataSchema, type RunMetadata } from './metadata';
+
+export { runMetadataSchema, type RunMetadata };
 
 extendZodWithOpenApi(z);
 
@@ -284,6 +289,7 @@ export const runSnapshotSchema = z
         'When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.',
       'x-extension': true,
     }),
+    metadata: runMetadataSchema,
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),
@@ -368,9 +374,29 @@ export const completionBodySchema = z
     attachmentIds: z.array(z.uuid()).max(MAX_IMAGE_URLS).default([]),
     planMode: z.boolean().default(false),
     ...sendSettingsShape,
+    metadata: runMetadataSchema.default({}),
   })
   .strict()
   .openapi('CompletionRequest', { example: exampleCompletionRequest });
+
+/** A form's `metadata`: the same object, as JSON text (a form field is a string). */
+const metadataFormField = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of string values' });
+      return z.NEVER;
+    }
+  })
+  .pipe(runMetadataSchema)
+  .default({})
+  .openapi({
+    type: 'string',
+    description: `The run's metadata as JSON text, e.g. {"customer":"acme"} (extension): as metadata in the JSON body.`,
+    'x-extension': true,
+  });
 
 export const completionFormSchema = z
   .object({
@@ -389,6 +415,7 @@ export const completionFormSchema = z
       .array(z.string().openapi({ format: 'binary' }))
       .max(MAX_FILES)
       .optional(),
+    metadata: metadataFormField,
   })
   .strict()
   .openapi('CompletionForm', { example: exampleCompletionForm });
@@ -412,8 +439,8 @@ export type PlanDecisionInput = z.output<typeof planDecisionSchema>;
 export type CompletionInput = z.output<typeof completionBodySchema>;
 export type CompletionFormInput = z.output<typeof completionFormSchema>;
 
-/** A send's settings and budget, as the runs operation takes them (REST and MCP alike). */
-export function sendSettingsOf(body: CompletionInput) {
+/** A send's (or a regenerate's) settings and budget, as the runs operation takes them (REST and MCP alike). */
+export function sendSettingsOf(body: Pick<CompletionInput, keyof typeof sendSettingsShape>) {
   const { model, instructions, maxSteps, tools, budget } = body;
   return {
     settings: {
@@ -425,6 +452,93 @@ export function sendSettingsOf(body: CompletionInput) {
     ...(budget === undefined ? {} : { budget }),
   };
 }
+/** The body of a regenerate: what a send may say of its run (settings and budget too), for the new one. */
+export const regenerateBodySchema = z
+  .object({
+    planMode: z.boolean().default(false),
+    ...sendSettingsShape,
+    metadata: runMetadataSchema.default({}),
+  })
+  .strict()
+  .openapi('RegenerateRequest', { example: exampleRegenerateRequest });
+export type RegenerateInput = z.output<typeof regenerateBodySchema>;
+
+export const messageParamsSchema = z.object({ chatId: z.uuid(), messageId: z.uuid() });
+
+/** The runs lists' `status` filter: one status, or several separated by commas. */
+const STATUS_LIST = new RegExp(`^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`);
+
+/** `since` and `until`: any ISO 8601 date-time with its offset (or `Z`). */
+const instantQuery = (description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .transform((text) => new Date(text))
+    .optional()
+    .openapi({ type: 'string', format: 'date-time', description });
+
+/**
+ * The runs lists' query (GET /api/v1/runs, GET /api/v1/chats/{chatId}/runs, MCP list_runs). Its
+ * `metadata` is `metadata[<key>]=<value>` in a query string (see deepObjectQuery, apps/gateway/http/parse.ts).
+ */
+export const runListQueryFields = {
+  limit: limitQuery(50, 20),
+  cursor: cursorQuery,
+  status: z
+    .string()
+    .regex(STATUS_LIST, `must be one or more of ${RUN_STATUSES.join(', ')}, separated by commas`)
+    .transform((list) => [...new Set(list.split(','))] as RunStatus[])
+    .optional()
+    .openapi({
+      type: 'string',
+      pattern: STATUS_LIST.source,
+      description: `Only runs in this status, or in any of several separated by commas (QUEUED,RUNNING,WAITING: the active ones). One of ${RUN_STATUSES.join(', ')}.`,
+      example: 'COMPLETE',
+    }),
+  since: instantQuery('Only runs created at or after this instant.'),
+  until: instantQuery('Only runs created before this instant; not before `since`.'),
+  metadata: runMetadataSchema.optional().openapi({
+    description:
+      'Only runs carrying every one of these pairs: `metadata[customer]=acme&metadata[ticket]=T-1042`.',
+    param: { style: 'deepObject', explode: true },
+  }),
+};
+
+/** `until` is not before `since`: said of the field `until`. */
+export const untilNotBeforeSince: [
+  (q: { since?: Date; until?: Date }) => boolean,
+  { path: string[]; message: string },
+] = [
+  (q) => !q.since || !q.until || q.since <= q.until,
+  { path: ['until'], message: 'must not be before since' },
+];
+
+export const runListQuerySchema = z.object(runListQueryFields).refine(...untilNotBeforeSince);
+export type RunListQuery = z.output<typeof runListQuerySchema>;
+
+/** A run as the runs lists show it: the snapshot's fields but its text, tool calls, waitpoints and webhooks. */
+export const runSummarySchema = z
+  .object({
+    id: z.uuid(),
+    chatId: z.uuid(),
+    messageId: z
+      .uuid()
+      .openapi({ description: 'The user message it answers (the same for a regenerated answer).' }),
+    assistantMessageId: z.uuid(),
+    status: z.enum(RUN_STATUSES),
+    planMode: z.boolean(),
+    triggerRunId: z.string().nullable(),
+    metadata: runMetadataSchema,
+    error: z.string().nullable(),
+    cancelRequestedAt: z.iso.datetime().nullable(),
+    createdAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().nullable(),
+    finishedAt: z.iso.datetime().nullable(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi('RunSummary', { example: exampleRunSummary });
+export type RunSummary = z.output<typeof runSummarySchema>;
+
+export const runListSchema = listSchema(runSummarySchema, 'RunList', exampleRunSummary);
 
 export const queuedTurnSchema = z
   .object({
@@ -466,13 +580,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
     cancelledPlan(toWaitpointDto(w), cancelRequestedAt),
   );
   return {
-    id: r.id as string,
-    chatId: r.chatId as string,
-    messageId: r.messageId as string,
-    assistantMessageId: r.assistantMessageId as string,
-    status: r.status as RunSnapshot['status'],
-    planMode: r.planMode as boolean,
-    triggerRunId: (r.triggerRunId ?? null) as string | null,
+    ...toRunSummary(r),
     text: r.text as string,
     currentStep: r.currentStep as number,
     activity: null,
@@ -501,8 +609,23 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
       lastStatusCode: (d.lastStatusCode ?? null) as number | null,
       deliveredAt: iso(d.deliveredAt),
     })),
-    error: (r.error ?? null) as string | null,
     cancelRequestedAt,
+  };
+}
+
+/** A run's row as the runs lists show it. */
+export function toRunSummary(r: Record<string, unknown>): RunSummary {
+  return {
+    id: r.id as string,
+    chatId: r.chatId as string,
+    messageId: r.messageId as string,
+    assistantMessageId: r.assistantMessageId as string,
+    status: r.status as RunSummary['status'],
+    planMode: r.planMode as boolean,
+    triggerRunId: (r.triggerRunId ?? null) as string | null,
+    metadata: (r.metadata ?? {}) as RunMetadata,
+    error: (r.error ?? null) as string | null,
+    cancelRequestedAt: iso(r.cancelRequestedAt),
     createdAt: iso(r.createdAt) as string,
     startedAt: iso(r.startedAt),
     finishedAt: iso(r.finishedAt),

@@ -17,12 +17,15 @@ export async function insertAttachments(
   });
 }
 
-/** The name a stored object was uploaded under, when it is an attachment's. */
+/**
+ * The name a stored object was uploaded under, when it is an attachment's (a forked chat's
+ * attachments share their source's objects, under the same name).
+ */
 export async function selectAttachmentFilename(
   db: Database,
   storageKey: string,
 ): Promise<string | undefined> {
-  const attachment = await db.prisma.attachment.findUnique({
+  const attachment = await db.prisma.attachment.findFirst({
     where: { storageKey },
     select: { filename: true },
   });

@@ -5,10 +5,16 @@ import { fileUrlOf } from '../../core/storage/signing';
 import { addLogContext } from '../../core/logging/context';
 import { runsAdmitted } from '../../core/metrics/registry';
 import { retryOnConflict } from '../../core/db/client';
-import { insertTurn, selectActiveRun, selectOwnAttachments, type TurnAdmission } from '../../core/runs/store';
+import {
+  insertTurn,
+  selectActiveRun,
+  selectOwnAttachments,
+  type RunSettingsInput,
+  type TurnAdmission,
+} from '../../core/runs/store';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
 import { currentTraceId } from '../../core/telemetry/tracing';
-import { toActiveRun, type ContentBlock } from '../../core/schemas/runs';
+import { toActiveRun, type ContentBlock, type RunMetadata } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { Caller, OperationDeps } from '../deps';
 import { activeLimit } from '../limits';
@@ -18,7 +24,7 @@ import type { BudgetInput } from '../../core/schemas/agent';
 import type { ToolName } from '../../core/tools/registry';
 
 const TITLE_FROM_TEXT = 60;
-const PG_UNIQUE_VIOLATION = '23505';
+export const PG_UNIQUE_VIOLATION = '23505';
 
 export interface TurnRequest {
   userId: string;
@@ -31,6 +37,8 @@ export interface TurnRequest {
   via: Caller['via'];
   /** The run's id when the send names it (a keyed send); a new one otherwise. */
   runId?: string;
+  /** The send's metadata pairs (none when left out). */
+  metadata?: RunMetadata;
   /** The send's own settings, each winning over the chat's default and the operator's. */
   settings?: SendSettings;
   budget?: BudgetInput;
@@ -78,6 +86,19 @@ export function assertOffered(
   if (details.length) throw new ValidationError(details);
 }
 
+/** What a send (or a regenerate) says of its run's settings, as admission's statements take it. */
+export function runSettingsInput(
+  config: OperationDeps['config'],
+  request: { settings?: SendSettings; budget?: BudgetInput },
+): RunSettingsInput {
+  return {
+    defaults: operatorSettings(config),
+    settings: request.settings ?? {},
+    maxStepsCap: config.AGENT_MAX_STEPS,
+    budget: request.budget && Object.keys(request.budget).length ? request.budget : null,
+  };
+}
+
 export interface AdmittedTurn {
   run: RunToStart;
   messageId: string;
@@ -115,7 +136,7 @@ function mediaKind(mimeType: string): 'image' | 'video' | 'audio' {
  * stream, cancel and decide it, so the client can follow it instead of guessing; undefined when the
  * run ended in the meantime.
  */
-async function runActiveError(deps: OperationDeps, userId: string, chatId: string) {
+export async function runActiveError(deps: OperationDeps, userId: string, chatId: string) {
   const active = await selectActiveRun(deps.db.pool, userId, chatId);
   if (!active) return undefined;
   return new AppError('RUN_ACTIVE', 'A run of this chat is still active.', undefined, undefined, {
@@ -202,10 +223,8 @@ export async function admitTurn(
         uploads,
         maxActiveRuns: deps.config.MAX_ACTIVE_RUNS_PER_USER,
         closingSeconds: RECENTLY_ENDED_SECONDS,
-        defaults: operatorSettings(deps.config),
-        settings: turn.settings ?? {},
-        maxStepsCap: deps.config.AGENT_MAX_STEPS,
-        budget: turn.budget && Object.keys(turn.budget).length ? turn.budget : null,
+        ...runSettingsInput(deps.config, turn),
+        metadata: turn.metadata ?? {},
       }),
     ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
@@ -241,6 +260,7 @@ export async function admitTurn(
       traceId,
       planMode: turn.planMode,
       via: turn.via,
+      metadata: turn.metadata ?? {},
     },
   };
 }

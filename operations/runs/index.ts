@@ -7,7 +7,19 @@ import type {
   WaitpointDto,
   PlanDecisionInput,
 } from '../../core/schemas/runs';
-import { sendSettingsOf, toWaitpointDto } from '../../core/schemas/runs';
+import {
+  sendSettingsOf,
+  toRunSummary,
+  toWaitpointDto,
+  type RunListQuery,
+  type RunMetadata,
+  type RunSummary,
+} from '../../core/schemas/runs';
+import { page } from '../../core/schemas/common';
+import { NotFoundError } from '../../core/errors/app-error';
+import { selectChatRuns, selectUserRuns, type RunRow } from '../../core/runs/list';
+import { admitRegeneration, type RegenerateRequest } from './regenerate';
+import type { Page } from '../chats';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
@@ -43,6 +55,8 @@ export interface SendTurnInput {
   /** The send's own settings (model, instructions, maxSteps, tools); each optional. */
   settings?: SendSettings;
   budget?: BudgetInput;
+  /** The run's metadata pairs. */
+  metadata?: RunMetadata;
 }
 
 /**
@@ -63,6 +77,7 @@ export function turnInput(
     traceparent: received.traceparent,
     // Settings and a budget come in a JSON body; a multipart send takes its chat's defaults.
     ...('image_urls' in body ? sendSettingsOf(body) : {}),
+    metadata: body.metadata,
   };
 }
 
@@ -95,9 +110,15 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
-    // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
-    // start that takes longer (Temporal busy or away) goes on after the answer, with the
-    // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
+    return startAdmitted(admitted);
+  };
+
+  /**
+   * The turn is durable now: its answer does not wait on Temporal for more than a moment. A start
+   * that takes longer (Temporal busy or away) goes on after the answer, with the dispatcher behind
+   * it, and the turn says `triggerRunId: null`, as the spec allows.
+   */
+  const startAdmitted = async (admitted: AdmittedTurn): Promise<QueuedTurn> => {
     const starting = startRun(deps, admitted.run, 'admission', admitted.closingExecution).catch(
       (err: unknown) => {
         deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
@@ -117,6 +138,19 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
     };
   };
 
+  /** Answers the chat's latest user message again (see admitRegeneration), as a send starts its run. */
+  const regenerate = async (
+    caller: Caller,
+    input: RegenerateRequest,
+    keyed?: KeyUse,
+  ): Promise<QueuedTurn> => {
+    // A keyed regenerate's run is found again by a retry, as a keyed send's (see sendTurn).
+    const runId = keyed ? keyedId('regenerate', caller.userId, keyed) : undefined;
+    const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
+    if (runId && earlier) return { ...earlier, runId, status: 'queued' };
+    return startAdmitted(await admitRegeneration(deps, caller, input, runId));
+  };
+
   return {
     /** Queues a turn, once per Idempotency-Key (see idempotent). */
     sendTurn: idempotent(deps, 'sendTurn', {
@@ -126,6 +160,24 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       }),
       run: sendTurn,
     }),
+
+    /** Answers a message again, once per Idempotency-Key (see idempotent). */
+    regenerate: idempotent(deps, 'regenerate', {
+      fingerprint: ({ traceparent: _trace, ...request }: RegenerateRequest) => request,
+      run: regenerate,
+    }),
+
+    /**
+     * The caller's runs, newest first: over all their chats (see selectUserRuns), or one chat's
+     * when `chatId` is given (not the caller's chat: 404 CHAT_NOT_FOUND).
+     */
+    async listRuns(caller: Caller, query: RunListQuery, chatId?: string): Promise<Page<RunSummary>> {
+      const rows = chatId
+        ? await selectChatRuns(deps.db.pool, { userId: caller.userId, chatId }, query)
+        : await selectUserRuns(deps.db.pool, caller.userId, query);
+      if (!rows) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+      return runPage(rows, query.limit);
+    },
 
     getRun(caller: Caller, ids: Omit<RunScope, 'userId'>): Promise<RunSnapshot> {
       return loadSnapshot(deps, { userId: caller.userId, ...ids });
@@ -207,6 +259,12 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       return cancelActiveRunOfChat(deps, chatId);
     },
   };
+}
+
+/** One page of runs as the lists show them, its cursor the last run's keyset position. */
+function runPage(rows: RunRow[], limit: number): Page<RunSummary> {
+  const result = page(rows, limit, (row) => ({ at: row.createdAt, id: row.id }));
+  return { data: result.data.map(toRunSummary), nextCursor: result.nextCursor };
 }
 
 export type RunsOperations = ReturnType<typeof createRunsOperations>;

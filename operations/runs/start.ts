@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
 import type { Transport } from '../../core/schemas/common';
+import type { RunMetadata } from '../../core/schemas/runs';
 import { runningExecutionOf, startAgentRun } from '../temporal';
 import type { OperationDeps } from '../deps';
 
@@ -16,8 +17,14 @@ const CLOSING_WAIT_MS = 3_000;
  */
 export const RECENTLY_ENDED_SECONDS = 10;
 
-/** The run's workflow input, and the route that admitted it (for its records in Temporal). */
-export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & { via: Transport };
+/**
+ * The run's workflow input, and what goes in its records in Temporal only: the route that admitted
+ * it and its metadata.
+ */
+export type RunToStart = Omit<AgentRunInput, 'planApprovalTimeoutMs'> & {
+  via: Transport;
+  metadata?: RunMetadata;
+};
 
 /**
  * Who asks for the start: the request that admitted the run, which nothing else has started yet
@@ -68,7 +75,7 @@ async function tryStart(
   by: StartedBy,
 ): Promise<string | null | typeof PREVIOUS_RUN_CLOSING> {
   const { client, connection } = deps.temporal;
-  const { via, ...input } = run;
+  const { via, metadata, ...input } = run;
   try {
     // The run's trace, whether the send's request starts it or the dispatcher does later.
     const handle = await inTrace(run.traceId, () =>
@@ -77,6 +84,7 @@ async function tryStart(
           { client, taskQueue: deps.config.TEMPORAL_TASK_QUEUE },
           { ...input, planApprovalTimeoutMs: deps.config.PLAN_APPROVAL_TIMEOUT },
           via,
+          metadata,
         ),
       ),
     );

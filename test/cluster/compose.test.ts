@@ -106,12 +106,15 @@ describe('docker-compose.yml (not run here: validated as a file)', () => {
 
   it('registers exactly the search attributes the workflows set', async () => {
     const script = await readFile(path.join(ROOT, 'docker/temporal-search-attributes.sh'), 'utf8');
-    const listed = /^attributes="([^"]*)"/m.exec(script)?.[1]?.split(' ') ?? [];
-    assert.deepEqual([...listed].sort(), SEARCH_ATTRIBUTES.map((k) => k.name).sort());
-    assert.ok(
-      SEARCH_ATTRIBUTES.every((k) => k.type === 'KEYWORD'),
-      'the script registers Keyword attributes',
-    );
+    const listed = (variable: string) =>
+      new RegExp(`^${variable}="([^"]*)"`, 'm').exec(script)?.[1]?.split(' ') ?? [];
+    const ofType = (type: string) =>
+      SEARCH_ATTRIBUTES.filter((k) => k.type === type)
+        .map((k) => k.name)
+        .sort();
+    assert.deepEqual(listed('attributes').sort(), ofType('KEYWORD'), 'registered as Keyword');
+    assert.deepEqual(listed('list_attributes').sort(), ofType('KEYWORD_LIST'), 'registered as KeywordList');
+    assert.equal(ofType('KEYWORD').length + ofType('KEYWORD_LIST').length, SEARCH_ATTRIBUTES.length);
   });
 
   it('never lets anonymous users list the bucket: none, or GetObject only', () => {

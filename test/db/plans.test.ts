@@ -36,6 +36,7 @@ import {
   selectRunSnapshot,
   writeRunText,
 } from '../../core/runs/store';
+import { selectChatRuns, selectUserRuns } from '../../core/runs/list';
 import { encodeCursor } from '../../core/schemas/common';
 import { exampleToolResult } from '../../core/schemas/examples';
 import { openToolCall, recordToolSuccess, selectToolAllowance } from '../../core/tools/calls';
@@ -348,6 +349,22 @@ describe('plans of the hot statements on a generated database', function () {
       check((r) => selectActiveRun(r.pool, H, L)),
     );
     it(
+      "list runs, first page (the heavy user's)",
+      check((r) => selectUserRuns(r.pool, H, { limit: 20 })),
+    );
+    it(
+      'list runs of two statuses',
+      check((r) => selectUserRuns(r.pool, H, { limit: 20, status: ['COMPLETE', 'FAILED'] })),
+    );
+    it(
+      'list runs carrying a metadata pair',
+      check((r) => selectUserRuns(r.pool, H, { limit: 20, metadata: { customer: 'acme' } })),
+    );
+    it(
+      "list a chat's runs (the long chat)",
+      check((r) => selectChatRuns(r.pool, { userId: H, chatId: L }, { limit: 20 })),
+    );
+    it(
       "an endpoint's deliveries",
       check((r) => selectDeliveries(r.pool, H, generatedId('endpoint:0'), { limit: 50 })),
     );
@@ -420,6 +437,7 @@ describe('plans of the hot statements on a generated database', function () {
         attachmentIds: [],
         uploads: [],
         maxActiveRuns: 1_000_000,
+        metadata: {},
         closingSeconds: 10,
         defaults: { model: 'local', instructions: 'Be brief.', maxSteps: 8, tools: [...TOOL_NAMES] },
         settings: {},

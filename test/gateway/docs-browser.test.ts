@@ -46,9 +46,9 @@ describe('/docs in a browser, offline', function () {
     assert.match(policy, /default-src 'self'/);
     assert.match(policy, /script-src 'self'(;|$)/);
 
-    // The Runs operations (the link opens that tag), by their summaries, and the tags around them
-    // (the page renders what is near the view): drawn by the page's own script from the document.
-    const wanted = ['Queue a turn for the agent', 'Poll a run', 'Chats', 'Uploads', 'Tools'];
+    // The first Runs operations (the link opens that tag), by their summaries, and the tags around
+    // them (the page renders what is near the view): drawn by the page's own script from the document.
+    const wanted = ['Queue a turn for the agent', "List the caller's runs", 'Chats', 'Uploads', 'Tools'];
     // Page code as strings: it runs in the browser, and this suite compiles without the DOM's types.
     await page.waitForFunction(
       `${JSON.stringify(wanted)}.every((t) => document.body.innerText.includes(t))`,

@@ -83,6 +83,8 @@ describe('messages', () => {
       'contentBlocks',
       'createdAt',
       'id',
+      'regeneratedFrom',
+      'replyTo',
       'role',
       'runId',
     ]);

@@ -188,6 +188,7 @@ describe('MCP at /mcp', function () {
         'get_messages',
         'get_run',
         'list_chats',
+        'list_runs',
         'merge_videos',
         'send_message',
         'wait_for_run',
@@ -208,7 +209,13 @@ describe('MCP at /mcp', function () {
       const keyed = tools.filter((t) => t.inputSchema.properties?.idempotencyKey).map((t) => t.name);
       assert.deepEqual(keyed.sort(), ['ai_image_2', 'crop_image', 'merge_videos', 'send_message']);
       const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
-      assert.deepEqual(readOnly.sort(), ['get_messages', 'get_run', 'list_chats', 'wait_for_run']);
+      assert.deepEqual(readOnly.sort(), [
+        'get_messages',
+        'get_run',
+        'list_chats',
+        'list_runs',
+        'wait_for_run',
+      ]);
       const destructive = tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name);
       assert.deepEqual(destructive.sort(), ['cancel_run', 'decide_plan']);
     });
@@ -725,6 +732,53 @@ describe('MCP at /mcp', function () {
         (bad.structuredContent.details as { path: string }[]).map((d) => d.path),
         ['arguments.idempotencyKey'],
       );
+    });
+
+    it('lists runs with list_runs: every chat or one, filtered by status and the metadata send_message gave', async () => {
+      const client = await connect(await createTestUser());
+      const tag = `mcp-${randomUUID()}`;
+      const first = idsOf(
+        await call(client, 'send_message', { text: 'tagged', metadata: { customer: tag } }),
+      );
+      await waitForRun(client, first);
+      const second = idsOf(await call(client, 'send_message', { text: 'untagged' }));
+      await waitForRun(client, second);
+      const runIds = (result: { structuredContent: Structured }) =>
+        (result.structuredContent.data as { id: string }[]).map((r) => r.id);
+      const all = await call(client, 'list_runs', {});
+      assert.equal(all.isError, undefined, JSON.stringify(all.structuredContent));
+      assert.deepEqual(runIds(all), [second.runId, first.runId]);
+      const paged = await call(client, 'list_runs', { limit: 1 });
+      assert.deepEqual(runIds(paged), [second.runId]);
+      const rest = await call(client, 'list_runs', { limit: 1, cursor: paged.structuredContent.nextCursor });
+      assert.deepEqual(runIds(rest), [first.runId]);
+      assert.equal(rest.structuredContent.nextCursor, null);
+      const tagged = await call(client, 'list_runs', { metadata: { customer: tag }, status: 'COMPLETE' });
+      assert.deepEqual(runIds(tagged), [first.runId]);
+      assert.deepEqual((tagged.structuredContent.data as { metadata: object }[])[0]?.metadata, {
+        customer: tag,
+      });
+      assert.deepEqual(runIds(await call(client, 'list_runs', { chatId: second.chatId })), [second.runId]);
+      assert.deepEqual(runIds(await call(client, 'list_runs', { status: 'FAILED,CANCELLED' })), []);
+      for (const [args, path] of [
+        [{ status: 'DONE' }, 'arguments.status'],
+        [{ since: '2026-12-02T00:00:00Z', until: '2026-12-01T00:00:00Z' }, 'arguments.until'],
+        [{ metadata: { 'a=b': 'c' } }, 'arguments.metadata'],
+        [{ chatId: first.chatId, extra: 1 }, 'arguments'],
+      ] as const) {
+        const bad = await call(client, 'list_runs', args);
+        assert.equal(bad.isError, true);
+        assert.equal(bad.structuredContent.code, 'INVALID_REQUEST');
+        const paths = (bad.structuredContent.details as { path: string }[]).map((d) => d.path);
+        assert.ok(
+          paths.some((p) => p.startsWith(path)),
+          `${JSON.stringify(args)}: ${paths.join()}`,
+        );
+      }
+      const stranger = await call(await connect(await createTestUser()), 'list_runs', {
+        chatId: first.chatId,
+      });
+      assert.equal(stranger.structuredContent.code, 'CHAT_NOT_FOUND');
     });
 
     it("shows another user's chats and runs as if they did not exist", async () => {

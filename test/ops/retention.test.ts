@@ -400,6 +400,60 @@ describe('retention', function () {
     assert.equal(await count(`"Chat" WHERE id = $1`, [busy]), 1);
   });
 
+  it("keeps the files a fork's attachments still name when it purges the fork's source, until the fork goes too", async () => {
+    const u = await user();
+    const source = await chat(u, '31 days');
+    const sourceRun = await run(source, u, { finishedAgo: '40 days' });
+    const [{ messageId } = { messageId: '' }] = await sql<{ messageId: string }>(
+      `SELECT "messageId" FROM "Run" WHERE id = $1`,
+      [sourceRun],
+    );
+    const uploaded = await upload(u, '40 days', messageId, source);
+    // A crop of the source's run, its output on the run's answer.
+    const toolCall = randomUUID();
+    const toolKey = `tools/${u}/${toolCall}/photo-crop.png`;
+    await putFile(toolKey);
+    await sql(
+      `INSERT INTO "ToolCall" (id, "userId", "chatId", "runId", "toolName", status, input, result)
+       VALUES ($1, $2, $3, $4, 'crop_image', 'SUCCEEDED', '{}',
+               jsonb_build_object('assets', jsonb_build_array(jsonb_build_object('filename', 'photo-crop.png'))))`,
+      [toolCall, u, source, sourceRun],
+    );
+    await reserveStorage(db.pool, {
+      userId: u,
+      files: [uploaded, toolKey].map((storageKey) => ({ storageKey, sizeBytes: 10 })),
+      maxBytes: 1e9,
+    });
+    // The fork: its own message and attachment rows, naming the same stored files.
+    const fork = await chat(u);
+    const copy = randomUUID();
+    await sql(`INSERT INTO "Message" (id, "chatId", role, "contentBlocks") VALUES ($1, $2, 'user', '[]')`, [
+      copy,
+      fork,
+    ]);
+    for (const key of [uploaded, toolKey])
+      await sql(
+        `INSERT INTO "Attachment" (id, "userId", "chatId", "messageId", "storageKey", filename, "mimeType", "sizeBytes")
+         VALUES ($1, $2, $3, $4, $5, 'photo.png', 'image/png', 10)`,
+        [randomUUID(), u, fork, copy, key],
+      );
+
+    await pass();
+    assert.equal(await count(`"Chat" WHERE id = $1`, [source]), 0, 'the source is purged');
+    for (const key of [uploaded, toolKey]) {
+      assert.equal(await exists(key), true, `${key} stays: the fork names it`);
+      assert.equal(await count(`"StoredFile" WHERE "storageKey" = $1`, [key]), 1, 'and counts once');
+      assert.equal(await count(`"Attachment" WHERE "storageKey" = $1 AND "chatId" = $2`, [key, fork]), 1);
+    }
+
+    await sql(`UPDATE "Chat" SET "deletedAt" = now() - interval '31 days' WHERE id = $1`, [fork]);
+    await pass();
+    for (const key of [uploaded, toolKey]) {
+      assert.equal(await exists(key), false, `${key} goes with the last chat naming it`);
+      assert.equal(await count(`"StoredFile" WHERE "storageKey" = $1`, [key]), 0);
+    }
+  });
+
   it(`stops a rule after ${MAX_BATCHES_PER_PASS} batches in one pass, and goes on in the next`, async () => {
     const u = await user();
     const total = MAX_BATCHES_PER_PASS * BATCH + 5;

@@ -114,7 +114,7 @@ describe('turn admission', () => {
     );
     if (turn.triggerRunId !== null) assert.equal(description.runId, turn.triggerRunId);
     assert.equal(description.type, 'agentRunWorkflow');
-    assert.deepEqual(await description.memo, { runId: turn.runId });
+    assert.deepEqual(await description.memo, { runId: turn.runId, metadata: {} });
   });
 
   it('gives exactly one 202 and 19 RUN_ACTIVE for 20 parallel sends to one chat over two gateways, writing one turn', async () => {
@@ -326,7 +326,7 @@ describe('turn admission', () => {
           { what: 'the dispatcher to start the run', timeoutMs: 20_000 },
         );
         assert.equal(description.status.name, 'RUNNING');
-        assert.deepEqual(await description.memo, { runId: turn.runId });
+        assert.deepEqual(await description.memo, { runId: turn.runId, metadata: {} });
       } finally {
         await dispatcher.stop();
       }

@@ -103,6 +103,27 @@ describe('agent events', function () {
     for (const value of Object.values(spec)) assert.equal(typeof value, 'string');
   });
 
+  it("carries the send's metadata in agent.started and agent.completed", async () => {
+    const user = await subscribedUser();
+    const before = receiver.requests.length;
+    const metadata = { customer: 'acme', ticket: 'T-1042' };
+    const res = await fetch(`${gateway.url}/api/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.bearer },
+      body: JSON.stringify({ text: 'hello', metadata }),
+    });
+    assert.equal(res.status, 202);
+    const { runId } = (await res.json()) as { runId: string };
+    const bodies = (await receiver.waitForRequests(before + 2))
+      .slice(before)
+      .map((r) => JSON.parse(r.rawBody.toString('utf8')) as { event: string; data: Record<string, unknown> });
+    assert.deepEqual(bodies.map((b) => b.event).sort(), ['agent.completed', 'agent.started']);
+    for (const body of bodies) {
+      assert.equal(body.data.runId, runId);
+      assert.deepEqual(body.data.metadata, metadata);
+    }
+  });
+
   it('sends agent.failed with the error when a turn fails', async () => {
     const user = await subscribedUser();
     const failWorkerConfig = (await testStack()).config({

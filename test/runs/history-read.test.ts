@@ -28,11 +28,26 @@ describe('the history a model step reads', function () {
     return { index: Number(rows[0]?.index), sequential: Number(rows[0]?.sequential) };
   }
 
-  /** Entries of the history index and rows of "Message" read whole by the gate's read, in a chat of `messages`. */
-  async function rowsTouched(messages: number): Promise<{ index: number; sequential: number; read: number }> {
+  /**
+   * Entries of the history index and rows of "Message" read whole by the gate's read in a chat of
+   * `messages`, and the ids it read; `regenerated` of the newest answers have an earlier answer
+   * each, which a regenerate replaced.
+   */
+  async function rowsTouched(
+    messages: number,
+    regenerated = 0,
+  ): Promise<{ index: number; sequential: number; read: string[]; replaced: string[] }> {
     const { db } = await testStack();
     const user = await createTestUser();
     const { chatId } = await fillLongChat(db.pool, { userId: user.userId, messages });
+    const { rows: replaced } = await db.pool.query<{ id: string }>(
+      `INSERT INTO "Message" (id, "chatId", role, "replyToId", "contentBlocks", "createdAt")
+       SELECT gen_random_uuid(), a."chatId", 'assistant', a."replyToId", '[]', a."createdAt" - interval '0.5 seconds'
+         FROM (SELECT * FROM "Message" WHERE "chatId" = $1 AND role = 'assistant'
+                ORDER BY "createdAt" DESC LIMIT $2) a
+       RETURNING id`,
+      [chatId, regenerated],
+    );
     // The run answers the chat's newest user message.
     const runId = randomUUID();
     await db.pool.query(
@@ -49,7 +64,7 @@ describe('the history a model step reads', function () {
       // average chat): anything but the walk down the index.
       await client.query('SET LOCAL enable_indexscan = off');
       const before = await counters(client);
-      const { rows } = await client.query<{ history: unknown[] }>(
+      const { rows } = await client.query<{ history: { id: string }[] }>(
         `WITH cur AS (
            SELECT r.id, r."chatId", u."createdAt" AS "messageAt", r."messageId",
                   COALESCE(s."throughCreatedAt", '-infinity') AS "summaryAt",
@@ -65,7 +80,8 @@ describe('the history a model step reads', function () {
       return {
         index: after.index - before.index,
         sequential: after.sequential - before.sequential,
-        read: rows[0]?.history.length ?? 0,
+        read: (rows[0]?.history ?? []).map((m) => m.id),
+        replaced: replaced.map((m) => m.id),
       };
     } finally {
       await client.query('ROLLBACK');
@@ -77,14 +93,28 @@ describe('the history a model step reads', function () {
     const long = await rowsTouched(3_000);
     const short = await rowsTouched(10);
     assert.equal(
-      long.read,
+      long.read.length,
       HISTORY_READ_LIMIT + 1,
       'the limit, and one more that says the read stopped short',
     );
-    assert.equal(short.read, 9, 'the messages up to the run’s');
+    assert.equal(short.read.length, 9, 'the messages up to the run’s');
     assert.equal(long.sequential, 0, 'no sequential scan of the messages');
     assert.equal(short.sequential, 0, 'no sequential scan of the messages');
     assert.ok(long.index <= HISTORY_READ_LIMIT + 2, `read ${long.index} index entries of 3,000 messages`);
     assert.ok(short.index <= 10, `read ${short.index} index entries of 10 messages`);
+  });
+
+  it('leaves out the answers a regenerate replaced, still reading through the index only past them', async () => {
+    const { index, sequential, read, replaced } = await rowsTouched(3_000, 5);
+    assert.equal(replaced.length, 5);
+    assert.equal(sequential, 0, 'no sequential scan of the messages');
+    assert.equal(read.length, HISTORY_READ_LIMIT + 1);
+    assert.deepEqual(
+      read.filter((id) => replaced.includes(id)),
+      [],
+      'no replaced answer is read',
+    );
+    // The limit and one more, and each replaced answer passed over.
+    assert.ok(index <= HISTORY_READ_LIMIT + 2 + 5, `read ${index} index entries of 3,005 messages`);
   });
 });

@@ -54,7 +54,7 @@ describe('SEND_START_WAIT=off', () => {
           .catch(() => undefined),
       );
       assert.equal(description.type, 'agentRunWorkflow');
-      assert.deepEqual(await description.memo, { runId: turn.runId });
+      assert.deepEqual(await description.memo, { runId: turn.runId, metadata: {} });
     }
   });
 

@@ -19,6 +19,7 @@ const MESSAGES: Record<ErrorCode, string> = {
   KEY_NOT_FOUND: 'API key not found.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
   DELIVERY_NOT_FOUND: 'Delivery not found.',
+  MESSAGE_NOT_FOUND: 'Message not found.',
   UNKNOWN_TOOL: 'There is no tool named resize_image.',
   NOT_FOUND: 'Not found.',
   METHOD_NOT_ALLOWED: 'PUT is not allowed here; use GET, HEAD.',
@@ -29,6 +30,8 @@ const MESSAGES: Record<ErrorCode, string> = {
   DELIVERY_IN_PROGRESS: 'The delivery is still being attempted.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still running; retry shortly.',
   PLAN_CHANGED: 'The plan pending is not the plan with this planHash.',
+  NOT_LATEST_TURN:
+    "Only the chat's latest turn can be regenerated: its answers would land after the later turns. Fork the chat at this message (POST /api/v1/chats/{chatId}/fork) and regenerate it there.",
   INSUFFICIENT_CREDITS: 'Your credit balance (0) cannot pay for this call (10).',
   BUDGET_EXCEEDED:
     "The run's budget of 5 credits (maxCredits) would be exceeded: it has spent 4.2, and its next model call may cost up to 1.5.",

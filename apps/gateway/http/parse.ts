@@ -15,6 +15,25 @@ type Parsed<S extends RequestSchema> = {
   [K in keyof S]: S[K] extends z.ZodType ? z.output<S[K]> : never;
 };
 
+/**
+ * A query string's `name[key]=value` parameters (OpenAPI's deepObject style) as the object
+ * `name: { key: value }`; the query parser leaves them flat. Other parameters pass as they are.
+ */
+function deepObjectQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    const nested = /^([^[\]]+)\[([^[\]]+)\]$/.exec(name);
+    if (!nested) {
+      out[name] = value;
+      continue;
+    }
+    const [, outer, key] = nested as unknown as [string, string, string];
+    const object = out[outer];
+    out[outer] = { ...(typeof object === 'object' && object !== null ? object : {}), [key]: value };
+  }
+  return out;
+}
+
 /** Validates a request against its route's schemas; every problem is listed in `details`. */
 export function parse<S extends RequestSchema>(schema: S, req: Request): Parsed<S> {
   const out: Record<string, unknown> = {};
@@ -22,7 +41,8 @@ export function parse<S extends RequestSchema>(schema: S, req: Request): Parsed<
   for (const part of ['params', 'query', 'headers', 'body'] as const) {
     const partSchema = schema[part];
     if (!partSchema) continue;
-    const result = partSchema.safeParse(req[part] ?? {});
+    const input = part === 'query' ? deepObjectQuery(req.query as Record<string, unknown>) : req[part];
+    const result = partSchema.safeParse(input ?? {});
     if (result.success) out[part] = result.data;
     else
       for (const issue of result.error.issues)

@@ -4,10 +4,12 @@ import {
   chatParamsSchema,
   chatSchema,
   createChatSchema,
+  forkChatSchema,
   messageListQuerySchema,
   messageListSchema,
   updateChatSchema,
 } from '../../../core/schemas/chats';
+import { exampleForkedChat } from '../../../core/schemas/examples';
 import type { Operations } from '../../../operations';
 import { currentAuth } from '../http/auth-context';
 import type { RouteTable } from '../http/route-table';
@@ -121,6 +123,39 @@ export function registerChatsRoutes(routes: RouteTable, ops: Operations): void {
     handler: async ({ params, query }, req) => ({
       status: 200,
       body: await ops.chats.listMessages(currentAuth(req), params.chatId, query),
+    }),
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/chats/:chatId/fork',
+    operationId: 'forkChat',
+    summary:
+      'Fork a chat at a message: a new chat with the history up to and including it; stored files shared, not copied',
+    tag: 'Chats',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: chatParamsSchema, body: forkChatSchema },
+    responses: {
+      201: {
+        description: 'The new chat',
+        schema: chatSchema,
+        example: exampleForkedChat,
+        links: {
+          ...Object.fromEntries(
+            ['getChat', 'listMessages'].map((operationId) => [
+              operationId,
+              { operationId, parameters: { chatId: '$response.body#/id' } },
+            ]),
+          ),
+          sendTurn: { operationId: 'sendTurn', requestBody: { chatId: '$response.body#/id' } },
+        },
+      },
+    },
+    errors: ['CHAT_NOT_FOUND', 'MESSAGE_NOT_FOUND'],
+    handler: async ({ params, body }, req) => ({
+      status: 201,
+      body: await ops.chats.forkChat(currentAuth(req), params.chatId, body),
     }),
   });
 }

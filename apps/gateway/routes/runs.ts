@@ -1,8 +1,13 @@
 import {
   completionBodySchema,
   completionFormSchema,
+  messageParamsSchema,
   planDecisionSchema,
   queuedTurnSchema,
+  regenerateBodySchema,
+  sendSettingsOf,
+  runListQuerySchema,
+  runListSchema,
   runParamsSchema,
   runSnapshotSchema,
   runStreamEventSchema,
@@ -10,7 +15,9 @@ import {
   waitpointParamsSchema,
   waitpointSchema,
 } from '../../../core/schemas/runs';
+import { exampleRegeneratedTurn } from '../../../core/schemas/examples';
 import { receiveFiles, receivedFiles } from '../../../core/uploads/receive';
+import { chatParamsSchema } from '../../../core/schemas/chats';
 import type { Operations } from '../../../operations';
 import { turnInput } from '../../../operations/runs';
 import { currentAuth } from '../http/auth-context';
@@ -71,6 +78,96 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
         await ops.runs.sendTurn(
           currentAuth(req),
           turnInput(body, { files: receivedFiles(req), traceparent: req.get('traceparent') }),
+          headers['idempotency-key'],
+        ),
+      ),
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/runs',
+    operationId: 'listRuns',
+    summary: "List the caller's runs over all their chats, newest first; filter by status, time and metadata",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { query: runListQuerySchema },
+    responses: { 200: { description: 'One page of runs', schema: runListSchema } },
+    errors: [],
+    readsOnly: true,
+    handler: async ({ query }, req) => ({
+      status: 200,
+      body: await ops.runs.listRuns(currentAuth(req), query),
+    }),
+  });
+
+  routes.add({
+    method: 'get',
+    path: '/api/v1/chats/:chatId/runs',
+    operationId: 'listChatRuns',
+    summary: "List a chat's runs, newest first; filter by status, time and metadata",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: chatParamsSchema, query: runListQuerySchema },
+    responses: { 200: { description: 'One page of the chat’s runs', schema: runListSchema } },
+    errors: ['CHAT_NOT_FOUND'],
+    readsOnly: true,
+    handler: async ({ params, query }, req) => ({
+      status: 200,
+      body: await ops.runs.listRuns(currentAuth(req), query, params.chatId),
+    }),
+  });
+
+  routes.add({
+    method: 'post',
+    path: '/api/v1/chats/:chatId/messages/:messageId/regenerate',
+    operationId: 'regenerateMessage',
+    summary:
+      "Answer the chat's latest user message again: a new run; the earlier answer stays listed (name the user message or an answer to it)",
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: messageParamsSchema, headers: idempotencyHeadersSchema, body: regenerateBodySchema },
+    limits: [ops.limits.send],
+    responses: {
+      202: {
+        description: 'The new run is accepted',
+        schema: queuedTurnSchema,
+        headers: replayedHeaderSchema,
+        example: exampleRegeneratedTurn,
+        links: Object.fromEntries(
+          ['getRun', 'streamRun', 'cancelRun'].map((operationId) => [
+            operationId,
+            {
+              operationId,
+              parameters: { chatId: '$response.body#/chatId', runId: '$response.body#/runId' },
+            },
+          ]),
+        ),
+      },
+    },
+    errors: [
+      ...IDEMPOTENCY_ERRORS,
+      'CHAT_NOT_FOUND',
+      'MESSAGE_NOT_FOUND',
+      'NOT_LATEST_TURN',
+      'RUN_ACTIVE',
+      'ACTIVE_LIMIT',
+      'LIMIT_REACHED',
+    ],
+    handler: async ({ params, headers, body }, req) =>
+      replayable(
+        202,
+        await ops.runs.regenerate(
+          currentAuth(req),
+          {
+            ...params,
+            planMode: body.planMode,
+            metadata: body.metadata,
+            ...sendSettingsOf(body),
+            traceparent: req.get('traceparent'),
+          },
           headers['idempotency-key'],
         ),
       ),

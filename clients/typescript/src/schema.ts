@@ -243,6 +243,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/chats/{chatId}/fork': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Fork a chat at a message: a new chat with the history up to and including it; stored files shared, not copied */
+    post: operations['forkChat'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/uploads': {
     parameters: {
       query?: never;
@@ -288,6 +305,57 @@ export interface paths {
     put?: never;
     /** Queue a turn for the agent; creates the chat when chatId is omitted */
     post: operations['sendTurn'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the caller's runs over all their chats, newest first; filter by status, time and metadata */
+    get: operations['listRuns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/chats/{chatId}/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List a chat's runs, newest first; filter by status, time and metadata */
+    get: operations['listChatRuns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/chats/{chatId}/messages/{messageId}/regenerate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Answer the chat's latest user message again: a new run; the earlier answer stays listed (name the user message or an answer to it) */
+    post: operations['regenerateMessage'];
     delete?: never;
     options?: never;
     head?: never;
@@ -635,7 +703,11 @@ export interface components {
      *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
      *         "processId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
      *         "status": "QUEUED",
-     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60"
+     *         "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *         "metadata": {
+     *           "customer": "acme",
+     *           "ticket": "T-1042"
+     *         }
      *       }
      *     }
      */
@@ -664,6 +736,10 @@ export interface components {
      *         "steps": 2,
      *         "credits": "1.0048",
      *         "compacted": false
+     *       },
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
      *       }
      *     }
      */
@@ -681,6 +757,16 @@ export interface components {
       /** @description Why a turn FAILED. */
       error?: string;
       usage?: components['schemas']['RunUsage'];
+      /**
+       * @description The send's metadata (extension); left out when it has none.
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata?: {
+        [key: string]: string;
+      };
     };
     /** @description agent.completed and agent.failed: the run's tokens and credits (an extension). */
     RunUsage: {
@@ -716,6 +802,10 @@ export interface components {
      *           "steps": 2,
      *           "credits": "1.0048",
      *           "compacted": false
+     *         },
+     *         "metadata": {
+     *           "customer": "acme",
+     *           "ticket": "T-1042"
      *         }
      *       }
      *     }
@@ -749,6 +839,10 @@ export interface components {
      *           "steps": 2,
      *           "credits": "1.0048",
      *           "compacted": false
+     *         },
+     *         "metadata": {
+     *           "customer": "acme",
+     *           "ticket": "T-1042"
      *         }
      *       }
      *     }
@@ -894,6 +988,7 @@ export interface components {
         | 'KEY_NOT_FOUND'
         | 'WEBHOOK_ENDPOINT_NOT_FOUND'
         | 'DELIVERY_NOT_FOUND'
+        | 'MESSAGE_NOT_FOUND'
         | 'UNKNOWN_TOOL'
         | 'NOT_FOUND'
         | 'METHOD_NOT_ALLOWED'
@@ -904,6 +999,7 @@ export interface components {
         | 'DELIVERY_IN_PROGRESS'
         | 'IDEMPOTENCY_IN_PROGRESS'
         | 'PLAN_CHANGED'
+        | 'NOT_LATEST_TURN'
         | 'INSUFFICIENT_CREDITS'
         | 'BUDGET_EXCEEDED'
         | 'PAYLOAD_TOO_LARGE'
@@ -1359,6 +1455,8 @@ export interface components {
      *               "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
      *             }
      *           ],
+     *           "replyTo": null,
+     *           "regeneratedFrom": null,
      *           "createdAt": "2026-11-23T09:30:00.000Z"
      *         }
      *       ],
@@ -1396,6 +1494,8 @@ export interface components {
      *           "url": "https://files.example.com/files/uploads/6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05/lighthouse.jpg?exp=1795600000&sig=c2lnbmF0dXJl"
      *         }
      *       ],
+     *       "replyTo": null,
+     *       "regeneratedFrom": null,
      *       "createdAt": "2026-11-23T09:30:00.000Z"
      *     }
      */
@@ -1410,6 +1510,16 @@ export interface components {
       runId: string | null;
       contentBlocks: components['schemas']['ContentBlock'][];
       attachments: components['schemas']['Attachment'][];
+      /**
+       * Format: uuid
+       * @description An assistant message: the user message it answers (extension). Several answers to one message are its alternatives (regenerated); the newest is the one the agent reads on. Null for a user message.
+       */
+      replyTo: string | null;
+      /**
+       * Format: uuid
+       * @description A regenerated answer: the earlier answer to the same message it replaced, which stays listed (extension). Null otherwise.
+       */
+      regeneratedFrom: string | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -1473,6 +1583,20 @@ export interface components {
     };
     /**
      * @example {
+     *       "messageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *       "title": "Lighthouse crops, take two"
+     *     }
+     */
+    ForkRequest: {
+      /**
+       * Format: uuid
+       * @description A message of the chat (user or assistant): the fork holds the history up to and including it.
+       */
+      messageId: string;
+      title?: string;
+    };
+    /**
+     * @example {
      *       "attachments": [
      *         {
      *           "id": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
@@ -1525,6 +1649,10 @@ export interface components {
      *       "budget": {
      *         "maxCredits": "5",
      *         "maxToolCalls": 2
+     *       },
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
      *       }
      *     }
      */
@@ -1547,6 +1675,17 @@ export interface components {
       /** @description The tools the model may call; `[]` for none; all three when left out. */
       tools?: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
       budget?: components['schemas']['RunBudget'];
+      /**
+       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
+       * @default {}
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata?: {
+        [key: string]: string;
+      };
     };
     /**
      * @example {
@@ -1581,6 +1720,39 @@ export interface components {
       /** @description repeat for several files; 8 files in all */
       file?: string[];
       files?: string[];
+      /** @description The run's metadata as JSON text, e.g. {"customer":"acme"} (extension): as metadata in the JSON body. */
+      metadata?: string;
+    };
+    /**
+     * @example {
+     *       "data": [
+     *         {
+     *           "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *           "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *           "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *           "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *           "status": "COMPLETE",
+     *           "planMode": true,
+     *           "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *           "metadata": {
+     *             "customer": "acme",
+     *             "ticket": "T-1042"
+     *           },
+     *           "error": null,
+     *           "cancelRequestedAt": null,
+     *           "createdAt": "2026-11-23T09:30:00.000Z",
+     *           "startedAt": "2026-11-23T09:30:00.412Z",
+     *           "finishedAt": "2026-11-23T09:30:21.050Z",
+     *           "updatedAt": "2026-11-23T09:30:21.050Z"
+     *         }
+     *       ],
+     *       "nextCursor": null
+     *     }
+     */
+    RunList: {
+      data: components['schemas']['RunSummary'][];
+      /** @description Pass as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null;
     };
     /**
      * @example {
@@ -1591,6 +1763,108 @@ export interface components {
      *       "status": "COMPLETE",
      *       "planMode": true,
      *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
+     *       },
+     *       "error": null,
+     *       "cancelRequestedAt": null,
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "startedAt": "2026-11-23T09:30:00.412Z",
+     *       "finishedAt": "2026-11-23T09:30:21.050Z",
+     *       "updatedAt": "2026-11-23T09:30:21.050Z"
+     *     }
+     */
+    RunSummary: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      chatId: string;
+      /**
+       * Format: uuid
+       * @description The user message it answers (the same for a regenerated answer).
+       */
+      messageId: string;
+      /** Format: uuid */
+      assistantMessageId: string;
+      /** @enum {string} */
+      status: 'QUEUED' | 'RUNNING' | 'WAITING' | 'COMPLETE' | 'FAILED' | 'CANCELLED';
+      planMode: boolean;
+      triggerRunId: string | null;
+      /**
+       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata: {
+        [key: string]: string;
+      };
+      error: string | null;
+      /** Format: date-time */
+      cancelRequestedAt: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      startedAt: string | null;
+      /** Format: date-time */
+      finishedAt: string | null;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    /**
+     * @example {
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042",
+     *         "attempt": "2"
+     *       }
+     *     }
+     */
+    RegenerateRequest: {
+      /** @default false */
+      planMode?: boolean;
+      /** @description A model of the operator's list (docs/models.md); the operator's default when left out. */
+      model?: string;
+      /** @description The run's instructions (its system prompt); the operator's when left out. */
+      instructions?: string;
+      /** @description The most model steps the run takes: 1 up to the operator’s cap (AGENT_MAX_STEPS). */
+      maxSteps?: number;
+      /** @description The tools the model may call; `[]` for none; all three when left out. */
+      tools?: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
+      budget?: components['schemas']['RunBudget'];
+      /**
+       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
+       * @default {}
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata?: {
+        [key: string]: string;
+      };
+    };
+    /**
+     * @example {
+     *       "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *       "status": "COMPLETE",
+     *       "planMode": true,
+     *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
+     *       },
+     *       "error": null,
+     *       "cancelRequestedAt": null,
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "startedAt": "2026-11-23T09:30:00.412Z",
+     *       "finishedAt": "2026-11-23T09:30:21.050Z",
+     *       "updatedAt": "2026-11-23T09:30:21.050Z",
      *       "text": "Here is the lighthouse, cropped.",
      *       "currentStep": 2,
      *       "activity": null,
@@ -1719,13 +1993,7 @@ export interface components {
      *           "lastStatusCode": 200,
      *           "deliveredAt": "2026-11-23T09:30:21.310Z"
      *         }
-     *       ],
-     *       "error": null,
-     *       "cancelRequestedAt": null,
-     *       "createdAt": "2026-11-23T09:30:00.000Z",
-     *       "startedAt": "2026-11-23T09:30:00.412Z",
-     *       "finishedAt": "2026-11-23T09:30:21.050Z",
-     *       "updatedAt": "2026-11-23T09:30:21.050Z"
+     *       ]
      *     }
      */
     RunSnapshot: {
@@ -1759,6 +2027,16 @@ export interface components {
        * @description When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.
        */
       cancelRequestedAt: string | null;
+      /**
+       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata: {
+        [key: string]: string;
+      };
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -3604,6 +3882,127 @@ export interface operations {
       };
     };
   };
+  forkChat: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        chatId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ForkRequest'];
+      };
+    };
+    responses: {
+      /** @description The new chat */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "1c9f5e3a-8b2d-4a64-9e17-3f6b0d8a2c51",
+           *       "title": "Lighthouse crops, take two",
+           *       "isFavorite": false,
+           *       "lastMessageAt": "2026-11-23T09:30:21.050Z",
+           *       "lastMessageId": "4d2b8f6e-1a9c-4e53-b7d0-8c5a3e1f9b62",
+           *       "settings": {
+           *         "model": "claude",
+           *         "maxSteps": 4
+           *       },
+           *       "createdAt": "2026-11-23T10:02:00.000Z",
+           *       "updatedAt": "2026-11-23T10:02:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Chat'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: CHAT_NOT_FOUND, MESSAGE_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Seconds until a request may succeed again. */
+          'retry-after': string;
+          /** @description Requests allowed in the window of the counter that refused. */
+          'ratelimit-limit': string;
+          /** @description Requests left in that window: 0. */
+          'ratelimit-remaining': string;
+          /** @description Seconds until that window resets. */
+          'ratelimit-reset': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   uploadFiles: {
     parameters: {
       query?: never;
@@ -3894,6 +4293,330 @@ export interface operations {
         };
       };
       /** @description Error: IDEMPOTENCY_IN_PROGRESS, RUN_ACTIVE */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: IDEMPOTENCY_KEY_REUSED, LIMIT_REACHED */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
+      429: {
+        headers: {
+          /** @description Seconds until a request may succeed again. */
+          'retry-after': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listRuns: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+        /** @description Only runs in this status, or in any of several separated by commas (QUEUED,RUNNING,WAITING: the active ones). One of QUEUED, RUNNING, WAITING, COMPLETE, FAILED, CANCELLED. */
+        status?: string;
+        /** @description Only runs created at or after this instant. */
+        since?: string;
+        /** @description Only runs created before this instant; not before `since`. */
+        until?: string;
+        /** @description Only runs carrying every one of these pairs: `metadata[customer]=acme&metadata[ticket]=T-1042`. */
+        metadata?: {
+          [key: string]: string;
+        };
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RunList'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Seconds until a request may succeed again. */
+          'retry-after': string;
+          /** @description Requests allowed in the window of the counter that refused. */
+          'ratelimit-limit': string;
+          /** @description Requests left in that window: 0. */
+          'ratelimit-remaining': string;
+          /** @description Seconds until that window resets. */
+          'ratelimit-reset': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listChatRuns: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The `nextCursor` of the previous page. */
+        cursor?: string;
+        /** @description Only runs in this status, or in any of several separated by commas (QUEUED,RUNNING,WAITING: the active ones). One of QUEUED, RUNNING, WAITING, COMPLETE, FAILED, CANCELLED. */
+        status?: string;
+        /** @description Only runs created at or after this instant. */
+        since?: string;
+        /** @description Only runs created before this instant; not before `since`. */
+        until?: string;
+        /** @description Only runs carrying every one of these pairs: `metadata[customer]=acme&metadata[ticket]=T-1042`. */
+        metadata?: {
+          [key: string]: string;
+        };
+      };
+      header?: never;
+      path: {
+        chatId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of the chat’s runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RunList'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: CHAT_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Seconds until a request may succeed again. */
+          'retry-after': string;
+          /** @description Requests allowed in the window of the counter that refused. */
+          'ratelimit-limit': string;
+          /** @description Requests left in that window: 0. */
+          'ratelimit-remaining': string;
+          /** @description Seconds until that window resets. */
+          'ratelimit-reset': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  regenerateMessage: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe: the first answer to this key is kept 24 hours and replayed to any retry of the same request (header `Idempotent-Replayed: true`), which is not run, charged or announced again. Per user; 1–255 visible ASCII characters, e.g. a UUID. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        chatId: string;
+        messageId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RegenerateRequest'];
+      };
+    };
+    responses: {
+      /** @description The new run is accepted */
+      202: {
+        headers: {
+          /** @description Set when this is the stored first answer to the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+           *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+           *       "runId": "7a3d9e1b-5c8f-4b26-a1e4-6d0f3b8c2e95",
+           *       "triggerRunId": null,
+           *       "status": "queued"
+           *     }
+           */
+          'application/json': components['schemas']['QueuedTurn'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST, INVALID_JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: CHAT_NOT_FOUND, MESSAGE_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: IDEMPOTENCY_IN_PROGRESS, NOT_LATEST_TURN, RUN_ACTIVE */
       409: {
         headers: {
           [name: string]: unknown;

@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: '519d79abb4f5e70a79a1b05481a472f50ddef6fab0ea8ecab4e29c6315826a0a',
+  sha256: '8c774c172fb58ed64cb208be3c5345b78546c233b2a83510c40e28cdb14cd0d7',
 } as const;

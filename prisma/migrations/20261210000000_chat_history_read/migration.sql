@@ -1,6 +1,7 @@
 -- What a model step reads of its chat (core/runs/store.ts, historySql): the messages after the
 -- summary's last up to and including the run's own, the newest `max_rows` of them and one more
--- (which only says the read stopped short), oldest first.
+-- (which only says the read stopped short), oldest first; an answer a later answer to the same
+-- message replaced (a regenerate) is left out, as NOT_SUPERSEDED in core/chats/store.ts says.
 --
 -- The read must touch those rows and no others, under the run's lock, however long the chat. The
 -- planner cannot know this chat's length: it estimates from the average chat, and where most chats
@@ -28,6 +29,10 @@ AS $$
            WHERE m."chatId" = chat_id
              AND (m."createdAt", m.id) <= (through_at, through_id)
              AND (m."createdAt", m.id) > (after_at, after_id)
+             AND COALESCE((SELECT false FROM "Message" later
+                            WHERE later."replyToId" = m."replyToId"
+                              AND (later."createdAt", later.id) > (m."createdAt", m.id)
+                            LIMIT 1), true)
            ORDER BY m."createdAt" DESC, m.id DESC
            LIMIT max_rows + 1) h
 $$;
