@@ -10,11 +10,10 @@ import prettier from 'prettier';
 import { createAgentChatClient, verifyWebhook, type RunEvent } from '../../clients/typescript/src';
 import { canonicalHash } from '../../core/hashing/canonical';
 import { webhookHeaders } from '../../core/webhooks/signing';
-import { startGateway, type TestGateway } from '../../testkit/gateway';
-import { testStack } from '../../testkit/stack';
-import { createTestUser, type TestUser } from '../../testkit/users';
-import { startWorker, type TestWorker } from '../../testkit/worker';
+import type { TestGateway } from '../../testkit/gateway';
+import type { TestUser } from '../../testkit/users';
 import { ScriptedModel } from '../support/scripted-model';
+import { startService, type TestService } from '../support/service';
 import { waitFor } from '../support/wait';
 
 const PACKAGE_DIR = path.join(__dirname, '../../clients/typescript');
@@ -70,20 +69,14 @@ const inShell = (command: string, args: string[], cwd: string, env: Record<strin
 describe('the TypeScript client (clients/typescript)', function () {
   this.timeout(90_000);
   let gateway: TestGateway;
-  let worker: TestWorker;
   let user: TestUser;
   const model = new ScriptedModel([]);
-
+  let service: TestService;
   before(async () => {
-    const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `client-${randomUUID()}` });
-    worker = await startWorker({ config, model });
-    gateway = await startGateway({ config });
-    user = await createTestUser();
+    service = await startService('client', model);
+    ({ gateway, user } = service);
   });
-  after(async () => {
-    await gateway.close();
-    await worker.stop();
-  });
+  after(() => service.stop());
 
   it('has the types and the version of the served document, to the byte (UPDATE_CLIENT=1 rewrites them)', async () => {
     const document = (await (await fetch(`${gateway.url}/api/v1/openapi.json`)).json()) as {

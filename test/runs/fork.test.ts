@@ -4,11 +4,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { startGateway, type TestGateway } from '../../testkit/gateway';
+import type { TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
-import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
+import { startService, type TestService } from '../support/service';
 import { waitFor } from '../support/wait';
 
 interface Turn {
@@ -41,23 +41,16 @@ interface Chat {
 describe('forking a chat', function () {
   this.timeout(120_000);
   let gateway: TestGateway;
-  let worker: TestWorker;
   let user: TestUser;
   const model = new ScriptedModel([]);
-
+  let service: TestService;
   before(async () => {
-    const config = (await testStack()).config({
-      TEMPORAL_TASK_QUEUE: `fork-${randomUUID()}`,
+    service = await startService('fork', model, {
       STORAGE_LOCAL_DIR: await mkdtemp(path.join(tmpdir(), 'svc-fork-')),
     });
-    worker = await startWorker({ config, model });
-    gateway = await startGateway({ config });
-    user = await createTestUser();
+    ({ gateway, user } = service);
   });
-  after(async () => {
-    await gateway.close();
-    await worker.stop();
-  });
+  after(() => service.stop());
 
   const request = (method: string, url: string, body?: unknown, who = user) =>
     fetch(`${gateway.url}${url}`, {

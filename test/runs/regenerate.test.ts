@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startGateway, type TestGateway } from '../../testkit/gateway';
+import type { TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
-import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
+import { startService, type TestService } from '../support/service';
 import { waitFor } from '../support/wait';
 
 interface Turn {
@@ -29,20 +29,14 @@ interface Message {
 describe('regenerating an answer', function () {
   this.timeout(120_000);
   let gateway: TestGateway;
-  let worker: TestWorker;
   let user: TestUser;
   const model = new ScriptedModel([]);
-
+  let service: TestService;
   before(async () => {
-    const config = (await testStack()).config({ TEMPORAL_TASK_QUEUE: `regenerate-${randomUUID()}` });
-    worker = await startWorker({ config, model });
-    gateway = await startGateway({ config });
-    user = await createTestUser();
+    service = await startService('regenerate', model);
+    ({ gateway, user } = service);
   });
-  after(async () => {
-    await gateway.close();
-    await worker.stop();
-  });
+  after(() => service.stop());
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}, who = user) =>
     fetch(`${gateway.url}${path}`, {
