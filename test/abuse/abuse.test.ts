@@ -152,9 +152,16 @@ describe('abuse cases', function () {
             .rows[0]?.id,
         { what: 'the owner’s plan waitpoint' },
       );
+      const messageId = (
+        await db.pool.query<{ id: string }>(
+          `SELECT id FROM "Message" WHERE "chatId" = $1 AND role = 'user' LIMIT 1`,
+          [chatId],
+        )
+      ).rows[0]?.id as string;
       const ids: Record<string, string> = {
         chatId,
         runId,
+        messageId,
         waitpointId,
         keyId: owner.apiKeyId,
         endpointId,
@@ -164,6 +171,7 @@ describe('abuse cases', function () {
       const bodies: Record<string, unknown> = {
         'PATCH /api/v1/chats/:chatId': { title: 'taken over' },
         'POST /api/v1/chats/:chatId/runs/:runId/waitpoints/:waitpointId/complete': { approved: true },
+        'POST /api/v1/chats/:chatId/fork': { messageId },
       };
       const snapshot = async () =>
         JSON.stringify(
@@ -175,6 +183,9 @@ describe('abuse cases', function () {
             db.pool.query(`SELECT "deletedAt" FROM "WebhookEndpoint" WHERE id = $1`, [endpointId]),
             db.pool.query(`SELECT status, series FROM "WebhookDelivery" WHERE id = $1`, [deliveryId]),
             db.pool.query(`SELECT "revokedAt" FROM "OAuthGrant" WHERE id = $1`, [grantId]),
+            // A regenerate would add a run to the chat, a fork a chat of the intruder's.
+            db.pool.query(`SELECT count(*) FROM "Run" WHERE "chatId" = $1`, [chatId]),
+            db.pool.query(`SELECT count(*) FROM "Chat" WHERE "userId" = $1`, [intruder.userId]),
           ]).then((results) => results.map((r) => r.rows)),
         );
       const before = await snapshot();
