@@ -14,9 +14,9 @@ import {
   selectPlanReply,
   writeRunText,
   type FinishRunInput,
-  type TerminalStatus,
   type WaitpointStatus,
 } from '../core/runs/store';
+import { selectUntakenPromoted } from '../core/runs/queue';
 import { storableJson, storableText } from '../core/db/storable';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
 import {
@@ -24,6 +24,7 @@ import {
   textPrefix,
   type AgentStepInput,
   type AgentStepResult,
+  type RunEnded,
 } from '../workflows/agent.contract';
 import { toolOutputKey } from '../core/storage/keys';
 import { refreshContentBlocks } from '../core/storage/signing';
@@ -107,6 +108,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       triggerRunId: currentExecution(),
       step: input.step,
     });
+    // A retry after this execution ended the run: its ending may have promoted the chat's next turn.
+    if (gate.kind === 'ended') return { ...gate, next: await selectUntakenPromoted(pool, input.runId) };
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
     await deps.startDeliveries(gate.deliveries);
@@ -147,7 +150,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         text,
         contentBlocks: blocks,
       });
-      return ended ? { kind: 'ended', status: ended.status, error: ended.error } : { kind: 'missing' };
+      return ended
+        ? { kind: 'ended', status: ended.status, error: ended.error, next: ended.next }
+        : { kind: 'missing' };
     }
     if (!input.planWaitpoint) return { kind: 'tools', reply };
     const open = await openPlanWaitpoint(pool, {
@@ -189,9 +194,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     },
 
     /** Ends a run the workflow's own steps did not end: failed, cancelled, refused or out of steps. */
-    async finishRun(input: FinishInput): Promise<{ status: TerminalStatus; error: string | null } | null> {
+    async finishRun(input: FinishInput): Promise<RunEnded | null> {
       const ended = await finish(input);
-      return ended && { status: ended.status, error: ended.error };
+      return ended && { status: ended.status, error: ended.error, next: ended.next };
     },
 
     /** The approval timer fired: the waitpoint expires unless a decision got there first. */

@@ -7,12 +7,17 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../core/logging/logger';
 import type { Transport } from '../core/schemas/common';
 import type { RecordedDelivery } from '../core/webhooks/store';
-import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from '../workflows/agent.contract';
+import {
+  AGENT_WORKFLOW_TYPE,
+  agentRunMemo,
+  agentWorkflowId,
+  type AgentRunInput,
+} from '../workflows/agent.contract';
 import type { agentRunWorkflow } from '../workflows/agent.workflow';
 import {
+  agentRunSearchAttributes,
   chatIdSearchAttribute,
   runIdSearchAttribute,
-  runStatusSearchAttribute,
   runViaSearchAttribute,
   toolNameSearchAttribute,
   userIdSearchAttribute,
@@ -87,14 +92,8 @@ export function startAgentRun(
     workflowIdConflictPolicy: 'FAIL',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     // How a retried start (the dispatcher's) recognises an execution that carries this run.
-    memo: { runId: input.runId },
-    typedSearchAttributes: [
-      { key: chatIdSearchAttribute, value: input.chatId },
-      { key: runIdSearchAttribute, value: input.runId },
-      { key: userIdSearchAttribute, value: input.userId },
-      { key: runStatusSearchAttribute, value: 'QUEUED' },
-      { key: runViaSearchAttribute, value: via },
-    ],
+    memo: agentRunMemo(input.runId),
+    typedSearchAttributes: agentRunSearchAttributes(input, via),
     staticSummary: `Agent run ${input.runId}${input.planMode ? ' (plan mode)' : ''} via ${via.toUpperCase()}`,
   });
 }

@@ -95,6 +95,7 @@ export const exampleQueuedTurn = {
   runId: RUN_ID,
   triggerRunId: null,
   status: 'queued' as const,
+  queuePosition: null,
 };
 
 export const exampleCropInput = {
@@ -211,6 +212,7 @@ export const exampleRunSnapshot = {
   ],
   waitpoints: [exampleWaitpoint],
   webhooks: [exampleRunWebhook],
+  waitingFor: null,
   error: null,
   cancelRequestedAt: null,
   createdAt: CREATED_AT,

@@ -6,14 +6,16 @@ import type {
   RunSnapshot,
   WaitpointDto,
   PlanDecisionInput,
+  OnActiveRun,
 } from '../../core/schemas/runs';
 import { toWaitpointDto } from '../../core/schemas/runs';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
+import { selectQueuePosition } from '../../core/runs/queue';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn } from './admission';
-import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
+import { cancelActiveRunOfChat, decideWaitpoint, requestCancel, settleCancelled } from './control';
 import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
@@ -39,6 +41,8 @@ export interface SendTurnInput {
   files: readonly ReceivedFile[];
   /** The W3C trace context of the request, carried into the run's events. */
   traceparent?: string;
+  /** What the turn does when its chat has a run not yet terminal (see admitTurn). */
+  onActiveRun: OnActiveRun;
 }
 
 /**
@@ -57,6 +61,7 @@ export function turnInput(
     planMode: body.planMode,
     files: received.files ?? [],
     traceparent: received.traceparent,
+    onActiveRun: body.onActiveRun,
   };
 }
 
@@ -79,7 +84,13 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
     // (the dispatcher starts it if nothing did) instead of admitting a second one.
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
-    if (runId && earlier) return { ...earlier, runId, status: 'queued' };
+    if (runId && earlier)
+      return {
+        ...earlier,
+        runId,
+        status: 'queued',
+        queuePosition: await selectQueuePosition(deps.db.pool, runId),
+      };
     const uploads: PreparedAttachment[] = await putObjects(deps, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
@@ -89,6 +100,25 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
+    if (admitted.cancelled.length) {
+      // An interrupt: the runs whose cancel it recorded end (the queued ones here, the head in its
+      // execution); the chat's head's ending promotes this turn, and its workflow continues into it.
+      for (const run of admitted.cancelled) polls.forget({ runId: run.runId });
+      await settleCancelled(deps, admitted.run.chatId, admitted.cancelled);
+    }
+    const interrupted =
+      input.onActiveRun === 'interrupt' ? { interruptedRunIds: admitted.cancelled.map((r) => r.runId) } : {};
+    if (admitted.queuePosition !== null) {
+      return {
+        chatId: admitted.run.chatId,
+        messageId: admitted.messageId,
+        runId: admitted.run.runId,
+        triggerRunId: null,
+        status: 'queued',
+        queuePosition: admitted.queuePosition,
+        ...interrupted,
+      };
+    }
     // The turn is durable now: its answer does not wait on Temporal for more than a moment. A
     // start that takes longer (Temporal busy or away) goes on after the answer, with the
     // dispatcher behind it, and the turn says `triggerRunId: null`, as the spec allows.
@@ -108,6 +138,8 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       runId: admitted.run.runId,
       triggerRunId,
       status: 'queued',
+      queuePosition: null,
+      ...interrupted,
     };
   };
 

@@ -93,3 +93,14 @@ async function tryStart(
     return (await runningExecutionOf(client, run.chatId, run.runId)) ?? PREVIOUS_RUN_CLOSING;
   }
 }
+
+/**
+ * Starts a turn its chat's queue has just promoted, where no ending workflow continues into it (an
+ * ending by the dispatcher, the reconciler or a cancel). Its start may race another's (the
+ * dispatcher's): the first wins and the other finds it (see tryStart); one not started now is the
+ * dispatcher's.
+ */
+export async function startPromoted(deps: OperationDeps, run: RunToStart): Promise<void> {
+  if ((await startRun(deps, run, 'dispatcher')) === null)
+    deps.logger.info({ runId: run.runId }, 'promoted run not started yet; the dispatcher will');
+}

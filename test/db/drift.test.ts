@@ -16,6 +16,7 @@ const SQL_ONLY_INDEXES = new Map([
   ['Run_one_active_per_chat', `UNIQUE (chatId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
   ['WebhookDelivery_pending_updatedAt_idx', `INDEX (updatedAt) WHERE status IN ('PENDING')`],
   ['Run_userId_active_idx', `INDEX (userId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
+  ['Run_chat_queue_idx', `INDEX (chatId, queueSeq) WHERE status IN ('QUEUED')`],
 ]);
 
 interface DmmfField {

@@ -29,6 +29,7 @@ const MESSAGES: Record<ErrorCode, string> = {
   DELIVERY_IN_PROGRESS: 'The delivery is still being attempted.',
   IDEMPOTENCY_IN_PROGRESS: 'A request with this Idempotency-Key is still running; retry shortly.',
   PLAN_CHANGED: 'The plan pending is not the plan with this planHash.',
+  QUEUE_FULL: 'This chat already has 10 turns queued; send again when one has started.',
   INSUFFICIENT_CREDITS: 'Your credit balance (0) cannot pay for this call (10).',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   RANGE_NOT_SATISFIABLE: "The range asked for is not within the file's 1000 bytes.",
