@@ -122,7 +122,8 @@ const QUEUE_POSITION = (
 export const WAITING_FOR_JSON = `CASE
     WHEN r."cancelRequestedAt" IS NOT NULL THEN NULL
     WHEN r.status = 'WAITING' THEN (
-      SELECT jsonb_build_object('kind', 'plan_approval', 'waitpointId', w.id, 'expiresAt', w."expiresAt")
+      SELECT jsonb_build_object('kind', 'plan_approval', 'waitpointId', w.id, 'expiresAt',
+                                to_char(w."expiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
         FROM "Waitpoint" w WHERE w."runId" = r.id AND w.status = 'PENDING' ORDER BY w."createdAt" DESC LIMIT 1)
     WHEN r.status = 'QUEUED' AND r."queueSeq" IS NOT NULL
       THEN jsonb_build_object('kind', 'queue', 'position', ${QUEUE_POSITION('r')})
