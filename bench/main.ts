@@ -10,6 +10,7 @@ import { listenerOf } from '../apps/stack/process/procfs';
 import { backgroundNiceSetting, lowerAutogroup } from '../apps/stack/process/priority';
 import { testStack, stopTestStack, type TestStack } from '../testkit/stack';
 import { admissionRows } from './admission';
+import { bigDbRows } from './bigdb';
 import { startBare, type BareStack } from './bare';
 import { engineOf, startClusterEngine } from './engine';
 import { openBench, startServiceProcesses, type Bench } from './context';
@@ -20,7 +21,7 @@ import { mcpRows } from './mcp';
 import { failedRow, printTable, type Row } from './report';
 import { ROW_KEYS, selectRows, type RowKey } from './selection';
 import { snapshotRows } from './snapshot';
-import { streamsRow } from './streams';
+import { streamsRows } from './streams';
 import { endToEndRow, historyRows } from './turns';
 
 const N = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -121,7 +122,13 @@ async function run(bench: Bench, results: Results): Promise<void> {
     }
   });
   await rows(['mcp'], () => mcpRows(bench, SAMPLES));
-  await rows(['streams'], () => streamsRow(bench, SAMPLES.streams, rounds));
+  await rows(['streams'], () => streamsRows(bench, SAMPLES.streams, rounds));
+  await rows(['bigdb'], async () => {
+    const big = await bigDbRows(bench);
+    results.tables.push(...big.tables);
+    Object.assign(results.data, big.data);
+    return big.rows;
+  });
   await rows(['admission'], () => admissionRows(bench, SAMPLES));
 }
 

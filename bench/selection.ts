@@ -16,6 +16,7 @@ export const ROW_KEYS = [
   'memory',
   'streams',
   'console',
+  'bigdb',
 ] as const;
 
 export type RowKey = (typeof ROW_KEYS)[number];

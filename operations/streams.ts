@@ -1,7 +1,9 @@
 import type { Channel, NotificationHub } from '../core/db/notification-hub';
-import { UnauthorizedError } from '../core/errors/app-error';
+import { AppError, UnauthorizedError } from '../core/errors/app-error';
+import { mcpWaitsOpen } from '../core/metrics/registry';
 import { apiKeyIsLive, sessionRemainingMs } from '../core/identity/store';
 import { grantIsLive } from '../core/oauth/store';
+import { openFileLimit, streamCapacity } from '../core/process/open-files';
 import { extendStreamSlots, releaseStreamSlot, takeStreamSlot } from '../core/streams/store';
 import type { Caller, OperationDeps } from './deps';
 import { activeLimit } from './limits';
@@ -13,6 +15,8 @@ import { activeLimit } from './limits';
 const SLOT_TTL_SECONDS = 60;
 /** How often a gateway extends the slots it holds, all in one statement: well within their TTL. */
 const SLOT_EXTEND_MS = 20_000;
+/** When a client refused for the gateway's capacity may try again (another gateway may take it). */
+const GATEWAY_FULL_RETRY_AFTER_SECONDS = 5;
 /** Node's longest timer; a session's expiry further out is checked again when it fires. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
@@ -73,6 +77,17 @@ export interface OpenWait {
  */
 export function createStreams(deps: OperationDeps, hub: NotificationHub) {
   const held = new Set<string>();
+  // Each open stream or wait holds a socket: past the open-file limit, the next connection of any
+  // kind would fail to be accepted (EMFILE), so streams are refused first, with a clear 503.
+  const openFiles = openFileLimit();
+  const capacity =
+    deps.config.MAX_OPEN_STREAMS_PER_GATEWAY ?? (openFiles ? streamCapacity(openFiles.soft) : undefined);
+  deps.logger.info(
+    { openFilesSoft: openFiles?.soft, openFilesHard: openFiles?.hard, maxOpenStreams: capacity },
+    'open-file limit and the open streams and waits this gateway holds at most',
+  );
+  /** Opened or opening here: counted before the slot is taken, so a burst cannot pass the capacity. */
+  let openHere = 0;
   let extender: NodeJS.Timeout | undefined;
   const extend = () =>
     void extendStreamSlots(deps.db.pool, [...held], SLOT_TTL_SECONDS).catch((err: unknown) =>
@@ -130,22 +145,41 @@ export function createStreams(deps: OperationDeps, hub: NotificationHub) {
      * caller's credential; the wait's `signal` aborts with `signal` or at the credential's end.
      */
     async open(caller: Caller, signal: AbortSignal): Promise<OpenWait> {
+      if (capacity !== undefined && openHere >= capacity) throw gatewayFull(capacity);
+      openHere++;
       const max = deps.config.MAX_OPEN_STREAMS_PER_USER;
       const slot = await takeStreamSlot(deps.db.pool, {
         userId: caller.userId,
         ttlSeconds: SLOT_TTL_SECONDS,
         max,
+      }).catch((err: unknown) => {
+        openHere--;
+        throw err;
       });
-      if (!slot) throw activeLimit('MAX_OPEN_STREAMS_PER_USER', max, 'open streams and waits');
+      if (!slot) {
+        openHere--;
+        throw activeLimit('MAX_OPEN_STREAMS_PER_USER', max, 'open streams and waits');
+      }
       held.add(slot);
       extender ??= setInterval(extend, SLOT_EXTEND_MS).unref();
-      const ending = new AbortController();
+      // One controller the client's going and the credential's end both abort: AbortSignal.any
+      // would keep a signal of its own, with weak references to both, for each stream.
+      const ended = new AbortController();
+      let credentialEnded = false;
       const credential = credentialOf(deps, caller);
-      const stopWatching = credential ? watch(credential, () => ending.abort()) : () => undefined;
+      const stopWatching = credential
+        ? watch(credential, () => {
+            credentialEnded = !ended.signal.aborted;
+            ended.abort();
+          })
+        : () => undefined;
+      const clientGone = () => ended.abort();
       let closed = false;
       const close = () => {
         if (closed) return;
         closed = true;
+        openHere--;
+        signal.removeEventListener('abort', clientGone);
         stopWatching();
         held.delete(slot);
         if (held.size === 0) {
@@ -156,18 +190,34 @@ export function createStreams(deps: OperationDeps, hub: NotificationHub) {
           deps.logger.warn({ err }, 'an open stream was not given back; it expires on its own'),
         );
       };
-      const ended = AbortSignal.any([signal, ending.signal]);
       // Whatever becomes of its reader, a wait whose client went away holds nothing.
-      ended.addEventListener('abort', close, { once: true });
-      return { signal: ended, credentialEnded: () => ending.signal.aborted, close };
+      ended.signal.addEventListener('abort', close, { once: true });
+      if (signal.aborted) ended.abort();
+      else signal.addEventListener('abort', clientGone, { once: true });
+      return { signal: ended.signal, credentialEnded: () => credentialEnded, close };
     },
   };
 }
 
 export type Streams = ReturnType<typeof createStreams>;
 
+function gatewayFull(capacity: number): AppError {
+  return new AppError(
+    'SERVICE_UNAVAILABLE',
+    `This gateway holds as many open streams and waits as it can (${capacity}); retry shortly, another gateway may take it.`,
+    [
+      {
+        path: 'MAX_OPEN_STREAMS_PER_GATEWAY',
+        message: `at most ${capacity} open streams and waits per gateway`,
+      },
+    ],
+    { 'retry-after': String(GATEWAY_FULL_RETRY_AFTER_SECONDS) },
+  );
+}
+
 /**
- * What `follow` yields while it holds one of the caller's places (see Streams.open): its signal
+ * What `follow` yields while it holds one of the caller's places (see Streams.open), counted in
+ * agent_mcp_waits_open (MCP's waits are its callers): its signal
  * aborts with `signal` or at the credential's end, which is then a 401 for the caller, who is
  * told why their wait stopped short.
  */
@@ -178,11 +228,13 @@ export async function* heldOpen<T>(
   follow: (signal: AbortSignal) => AsyncGenerator<T>,
 ): AsyncGenerator<T> {
   const wait = await streams.open(caller, signal);
+  mcpWaitsOpen.inc();
   try {
     yield* follow(wait.signal);
     if (wait.credentialEnded())
       throw new UnauthorizedError('The credential this wait was opened with was revoked or has expired.');
   } finally {
+    mcpWaitsOpen.dec();
     wait.close();
   }
 }

@@ -1,6 +1,6 @@
 /**
  * What a reader of a run or a chat waits on between its reads: a notification (`wake`), the
- * reader's signal, or the time to read again anyway (a change no notification announces). A wake
+ * reader's signal, or, if it gives one, a time (to read again anyway, or to send a heartbeat). A wake
  * that came during a read is kept, so the wait after that read returns at once.
  */
 export function wakeUps(signal: AbortSignal) {
@@ -19,15 +19,21 @@ export function wakeUps(signal: AbortSignal) {
     clear(): void {
       pending = false;
     },
-    /** False at a wake (or one kept since `clear`) or the signal's abort; true after `ms` without. */
-    wait(ms: number): Promise<boolean> {
+    /**
+     * False at a wake (or one kept since `clear`) or the signal's abort; true after `ms` without.
+     * Without `ms`, no timer: only a wake or the abort ends it.
+     */
+    wait(ms?: number): Promise<boolean> {
       return new Promise<boolean>((resolve) => {
         if (pending || signal.aborted) return resolve(false);
-        const timer = setTimeout(() => {
-          resolveWait = undefined;
-          signal.removeEventListener('abort', done);
-          resolve(true);
-        }, ms);
+        const timer =
+          ms === undefined
+            ? undefined
+            : setTimeout(() => {
+                resolveWait = undefined;
+                signal.removeEventListener('abort', done);
+                resolve(true);
+              }, ms);
         function done() {
           clearTimeout(timer);
           signal.removeEventListener('abort', done);

@@ -12,6 +12,7 @@ import {
   type EmbeddedPostgresHandle,
 } from './embedded/postgres';
 import { devServerArgs, resolveTemporalCli } from './embedded/temporal-cli';
+import { applyNamespaceRetention, namespaceRetentionMs } from '../../core/temporal/namespace-retention';
 import {
   defaultClusterPorts,
   installTemporalSchemas,
@@ -243,6 +244,14 @@ async function startTemporalCluster(adminUrl: string, ports: ClusterPorts): Prom
   return address;
 }
 
+/** The namespace of the Temporal this stack started keeps closed workflows TEMPORAL_NAMESPACE_RETENTION. */
+async function setRetention(address: string, retentionMs: number): Promise<void> {
+  if (stopping || !address) return;
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  const { changed } = await applyNamespaceRetention(address, namespace, retentionMs);
+  if (changed) say(`namespace ${namespace} keeps closed workflows ${retentionMs / 86_400_000} days`);
+}
+
 function startApp(name: string, script: string, env: NodeJS.ProcessEnv, nice = 0): Child {
   return startChild({
     name,
@@ -325,6 +334,7 @@ async function main(): Promise<void> {
   if (graceSetting === undefined) throw new Error('SHUTDOWN_GRACE must be a duration such as 10s');
   grace = graceSetting;
   backgroundNice = backgroundNiceSetting(process.env);
+  const retention = namespaceRetentionMs(process.env);
   const embeddedPostgres = !process.env.DATABASE_URL;
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
 
@@ -418,6 +428,7 @@ async function main(): Promise<void> {
     const adminUrl = postgres ? postgres.url('postgres') : withDatabase(env.DATABASE_URL ?? '', 'postgres');
     say(`starting the Temporal cluster, frontend on port ${cluster.frontend} (history in PostgreSQL)`);
     env.TEMPORAL_ADDRESS = await startTemporalCluster(adminUrl, cluster);
+    await setRetention(env.TEMPORAL_ADDRESS, retention);
   } else if (embeddedTemporal) {
     const cli = await resolveTemporalCli();
     if (stopping) return;
@@ -441,6 +452,7 @@ async function main(): Promise<void> {
     env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
     await waitForTemporal(env.TEMPORAL_ADDRESS, server);
     watch(server);
+    await setRetention(env.TEMPORAL_ADDRESS, retention);
   }
 
   if (stopping) return;

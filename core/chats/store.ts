@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { CUTOFF } from '../db/retention';
 import { CHAT_COLUMNS, type AttachmentRow, type ChatRow, type MessageRow } from '../schemas/chats';
 import { decodeCursor } from '../schemas/common';
 
@@ -37,7 +38,8 @@ export async function selectChats(
     where.push(`("activityAt", id) < (${bind(after.at)}, ${bind(after.id)})`);
   }
   if (query.q !== undefined) where.push(`title ILIKE ${bind(likePattern(query.q))}`);
-  if (query.favorite !== undefined) where.push(`"isFavorite" = ${bind(query.favorite)}`);
+  // A literal, not a parameter: the planner matches the favourites' partial index only to it.
+  if (query.favorite !== undefined) where.push(query.favorite ? '"isFavorite"' : 'NOT "isFavorite"');
   const { rows } = await pool.query<ChatRow>(
     `SELECT ${CHAT_COLUMNS} FROM "Chat" WHERE ${where.join(' AND ')}
      ORDER BY "activityAt" DESC, id DESC LIMIT ${bind(query.limit + 1)}`,
@@ -104,4 +106,67 @@ export async function selectMessages(
     [messages.slice(0, query.limit).map((m) => m.id)],
   );
   return { messages, attachments };
+}
+
+/**
+ * What one step of purging soft-deleted chats deleted: rows (0 when no chat is past its grace),
+ * and the storage keys of the files that went with them, for the caller to delete before it
+ * commits.
+ */
+export interface PurgeStep {
+  rows: number;
+  keys: string[];
+}
+
+/**
+ * One bounded step of purging the chat deleted longest ago, once `graceMs` have passed and no run
+ * of it is still active: its attachments (and their files), then its messages, then its runs (with
+ * their events, tool calls and the calls' charges, waitpoints, and the files the tools made), a
+ * batch at a time, children first so no step cascades into more than its batch; then the chat.
+ * Run inside the caller's transaction.
+ */
+export async function purgeDeletedChatStep(
+  client: PoolClient,
+  graceMs: number,
+  batch: number,
+): Promise<PurgeStep> {
+  const { rows: due } = await client.query<{ id: string }>(
+    `SELECT id FROM "Chat" c
+      WHERE "deletedAt" < ${CUTOFF}
+        AND NOT EXISTS (SELECT 1 FROM "Run" r WHERE r."chatId" = c.id AND r.status IN ('QUEUED', 'RUNNING', 'WAITING'))
+      ORDER BY "deletedAt" LIMIT 1
+      FOR UPDATE SKIP LOCKED`,
+    [graceMs],
+  );
+  const chatId = due[0]?.id;
+  if (!chatId) return { rows: 0, keys: [] };
+  const attachments = await client.query<{ key: string }>(
+    `DELETE FROM "Attachment" WHERE id = ANY(ARRAY(SELECT id FROM "Attachment" WHERE "chatId" = $1 LIMIT $2))
+     RETURNING "storageKey" AS key`,
+    [chatId, batch],
+  );
+  if (attachments.rowCount) return { rows: attachments.rowCount, keys: attachments.rows.map((r) => r.key) };
+  const messages = await client.query(
+    `DELETE FROM "Message" WHERE id = ANY(ARRAY(SELECT id FROM "Message" WHERE "chatId" = $1 LIMIT $2))`,
+    [chatId, batch],
+  );
+  if (messages.rowCount) return { rows: messages.rowCount, keys: [] };
+  const { rows: runs } = await client.query<{ id: string }>(
+    `SELECT id FROM "Run" WHERE "chatId" = $1 LIMIT $2`,
+    [chatId, batch],
+  );
+  if (runs.length) {
+    const ids = runs.map((r) => r.id);
+    // The files its tools made, named before the calls go with their runs.
+    const files = await client.query<{ key: string }>(
+      `SELECT 'tools/' || t."userId" || '/' || t.id || '/' || (asset->>'filename') AS key
+         FROM "ToolCall" t, jsonb_array_elements(COALESCE(t.result->'assets', '[]'::jsonb)) asset
+        WHERE t."runId" = ANY($1::uuid[]) AND asset->>'filename' IS NOT NULL`,
+      [ids],
+    );
+    const gone = await client.query(`DELETE FROM "Run" WHERE id = ANY($1::uuid[])`, [ids]);
+    return { rows: gone.rowCount ?? 0, keys: files.rows.map((r) => r.key) };
+  }
+  const chat = await client.query(`DELETE FROM "Chat" WHERE id = $1`, [chatId]);
+  return { rows: chat.rowCount ?? 0, keys: [] };
 }

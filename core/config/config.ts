@@ -272,6 +272,12 @@ export const configSchema = z
      * every gateway; past it, 429 ACTIVE_LIMIT.
      */
     MAX_OPEN_STREAMS_PER_USER: positiveInt(20),
+    /**
+     * Live run streams, wait_for_run and resources/subscribe one gateway holds open at once, over
+     * every user; past it, 503 SERVICE_UNAVAILABLE (another gateway may take it). Unset: what the
+     * process's open-file limit allows (core/process/open-files.ts).
+     */
+    MAX_OPEN_STREAMS_PER_GATEWAY: optionalString.pipe(integer().pipe(z.number().positive()).optional()),
     // How often an idle live stream gets a `: ping` comment (proxies close silent connections).
     STREAM_HEARTBEAT_INTERVAL: duration('15s').refine((ms) => ms <= LONGEST_WAIT_MS, 'must be at most 10m'),
     /**
@@ -280,6 +286,28 @@ export const configSchema = z
      * client that drops at the run's end can still resume.
      */
     RUN_EVENTS_RETENTION: duration('7d').refine((ms) => ms >= 60_000, 'must be at least 1m'),
+    /**
+     * The retention pass (operations/retention.ts, in each reconciler pass) deletes what has had
+     * its time, oldest first, in statements of RETENTION_BATCH_SIZE rows. Webhook deliveries that
+     * settled (delivered or failed for good), with their attempts, after this long since recorded;
+     * a pending one stays.
+     */
+    WEBHOOK_DELIVERIES_RETENTION: duration('30d').refine((ms) => ms >= 86_400_000, 'must be at least 1d'),
+    /** An attempt's signed content and request headers (for a receiver's signature check) are cleared after this. */
+    WEBHOOK_ATTEMPT_CONTENT_RETENTION: duration('7d'),
+    /** How long an expired console session's row is kept before it is deleted. */
+    EXPIRED_SESSIONS_RETENTION: duration('1d'),
+    /** How long a revoked OAuth grant, or one whose refresh token expired, is kept before it is deleted. */
+    ENDED_OAUTH_GRANTS_RETENTION: duration('30d'),
+    /** An upload no message took within this is deleted, its file with it. */
+    UNATTACHED_UPLOADS_RETENTION: duration('7d').refine((ms) => ms >= 3_600_000, 'must be at least 1h'),
+    /**
+     * A deleted chat (gone from every route at once) keeps its rows and files for this grace
+     * period, then is purged whole: messages, runs, their events, tool calls and charges, files.
+     */
+    DELETED_CHATS_RETENTION: duration('30d').refine((ms) => ms >= 3_600_000, 'must be at least 1h'),
+    /** Rows one retention statement deletes at most: its locks and its time stay small. */
+    RETENTION_BATCH_SIZE: integer().pipe(z.number().min(10).max(100_000)).default(1000),
     TOOL_ROUTE_TIMEOUT: duration('5m'),
     /** How long a request waits for the first request with its Idempotency-Key before 409. */
     IDEMPOTENCY_WAIT: duration('5s'),

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { CUTOFF } from '../db/retention';
 
 /** How long a key and its first answer are kept; after that the key is free again. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -101,11 +102,17 @@ export async function releaseKey(pool: Pool, claim: KeyClaim): Promise<void> {
   );
 }
 
-/** Deletes keys past their 24 hours; returns how many. */
-export async function deleteExpiredKeys(pool: Pool): Promise<number> {
+/**
+ * Deletes a batch of keys past their 24 hours, oldest first; answers how many. A key claimed anew
+ * meanwhile (its "createdAt" restarted) is kept.
+ */
+export async function deleteExpiredKeys(pool: Pool, batch: number): Promise<number> {
   const { rowCount } = await pool.query(
-    `DELETE FROM "IdempotencyKey" WHERE "createdAt" < now() - $1 * interval '1 hour'`,
-    [IDEMPOTENCY_TTL_HOURS],
+    `DELETE FROM "IdempotencyKey"
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM "IdempotencyKey" WHERE "createdAt" < ${CUTOFF}
+                              ORDER BY "createdAt" LIMIT $2))
+        AND "createdAt" < ${CUTOFF}`,
+    [IDEMPOTENCY_TTL_HOURS * 3_600_000, batch],
   );
   return rowCount ?? 0;
 }

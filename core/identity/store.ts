@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { insertUnderCap } from '../db/caps';
 import type { Database } from '../db/client';
+import { CUTOFF } from '../db/retention';
 import { decodeCursor } from '../schemas/common';
 
 /**
@@ -296,4 +297,17 @@ export async function revokeApiKey(db: Database, userId: string, keyId: string):
     data: { revokedAt: new Date() },
   });
   return count > 0;
+}
+
+/**
+ * Deletes a batch of sessions expired longer than `keptMs` ago, the longest expired first (each
+ * deletion is announced on `sessions`, as a sign-out is). Answers how many.
+ */
+export async function deleteExpiredSessions(db: Database, keptMs: number, batch: number): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `DELETE FROM "Session"
+      WHERE id = ANY(ARRAY(SELECT id FROM "Session" WHERE "expiresAt" < ${CUTOFF} ORDER BY "expiresAt" LIMIT $2))`,
+    [keptMs, batch],
+  );
+  return rowCount ?? 0;
 }

@@ -53,10 +53,17 @@ export const sendStartWaits = new Counter({
   registers: [metrics],
 });
 
-/** For the live stream: its route counts the streams it holds open here. */
+/** A run's live streams (operations/runs/events.ts) this process is sending now. */
 export const sseStreamsOpen = new Gauge({
   name: 'agent_sse_streams_open',
-  help: 'Server-sent event streams open now.',
+  help: 'Server-sent event streams of runs open now.',
+  registers: [metrics],
+});
+
+/** MCP waits (wait_for_run, resources/subscribe) this process holds open now. */
+export const mcpWaitsOpen = new Gauge({
+  name: 'agent_mcp_waits_open',
+  help: 'MCP waits (wait_for_run, resources/subscribe) open now.',
   registers: [metrics],
 });
 

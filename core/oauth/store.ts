@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { insertUnderCap } from '../db/caps';
 import { decodeCursor } from '../schemas/common';
+import { CUTOFF } from '../db/retention';
 
 /**
  * The OAuth feature's SQL: registered clients, one-time codes and grants. Tokens and codes arrive
@@ -289,60 +290,50 @@ export async function revokeGrantsOfUser(pool: Pool, userId: string): Promise<nu
   return rowCount ?? 0;
 }
 
-/**
- * How long a grant is kept once it no longer works (revoked, or its refresh token expired): long
- * enough for anyone reading the rows after an incident, not forever.
- */
-const DEAD_GRANT_RETENTION = "interval '1 day'";
-
-/** Runs the DELETE `text` (its `$1` the batch size) until a run deletes less than a batch. */
-async function deleteInBatches(pool: Pool, text: string, values: unknown[], batch: number): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await pool.query(text, [batch, ...values]);
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < batch) return deleted;
-  }
+/** Deletes a batch of codes past their lifetime (a spent one no longer guards its grant then). */
+export async function deleteExpiredCodes(pool: Pool, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "OAuthCode"
+      WHERE "codeHash" = ANY(ARRAY(SELECT "codeHash" FROM "OAuthCode" WHERE "expiresAt" < now()
+                                    ORDER BY "expiresAt" LIMIT $1))
+        AND "expiresAt" < now()`,
+    [batch],
+  );
+  return rowCount ?? 0;
 }
 
 /**
- * What no longer serves anyone, deleted: codes past their lifetime (a spent one no longer guards
- * its grant then), grants that stopped working over a day ago, and clients with no live grant
- * unused for `clientIdleMs` (with their codes and dead grants).
+ * Deletes a batch of clients unused for `idleMs` that no live grant holds (their codes and ended
+ * grants go with them): an assistant that comes back registers again.
  */
-export async function sweepOAuth(
-  pool: Pool,
-  options: { clientIdleMs: number; batch?: number },
-): Promise<{ codes: number; grants: number; clients: number }> {
-  const batch = options.batch ?? 500;
-  const codes = await deleteInBatches(
-    pool,
-    `DELETE FROM "OAuthCode" WHERE "codeHash" IN (
-       SELECT "codeHash" FROM "OAuthCode" WHERE "expiresAt" < now() LIMIT $1)`,
-    [],
-    batch,
+export async function deleteIdleClients(pool: Pool, idleMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "OAuthClient" c
+      WHERE c.id = ANY(ARRAY(SELECT id FROM "OAuthClient" WHERE "lastUsedAt" < ${CUTOFF}
+                              ORDER BY "lastUsedAt" LIMIT $2))
+        AND c."lastUsedAt" < ${CUTOFF}
+        AND NOT EXISTS (SELECT 1 FROM "OAuthGrant" g
+                         WHERE g."clientId" = c.id AND g."revokedAt" IS NULL AND g."refreshExpiresAt" > now())`,
+    [idleMs, batch],
   );
-  const grants = await deleteInBatches(
-    pool,
-    `DELETE FROM "OAuthGrant" WHERE id IN (
-       SELECT id FROM "OAuthGrant"
-        WHERE "revokedAt" < now() - ${DEAD_GRANT_RETENTION} OR "refreshExpiresAt" < now() - ${DEAD_GRANT_RETENTION}
-        LIMIT $1)`,
-    [],
-    batch,
+  return rowCount ?? 0;
+}
+
+/**
+ * Deletes a batch of grants that ended (revoked, or their refresh token expired) longer than
+ * `keptMs` ago, with their spent refresh tokens; answers how many. A live grant is never read.
+ */
+export async function deleteEndedGrants(pool: Pool, keptMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "OAuthGrant"
+      WHERE id = ANY(ARRAY(
+              (SELECT id FROM "OAuthGrant" WHERE "revokedAt" < ${CUTOFF} ORDER BY "revokedAt" LIMIT $2)
+              UNION
+              (SELECT id FROM "OAuthGrant" WHERE "refreshExpiresAt" < ${CUTOFF} ORDER BY "refreshExpiresAt" LIMIT $2)))
+        AND ("revokedAt" < ${CUTOFF} OR "refreshExpiresAt" < ${CUTOFF})`,
+    [keptMs, batch],
   );
-  const clients = await deleteInBatches(
-    pool,
-    `DELETE FROM "OAuthClient" WHERE id IN (
-       SELECT c.id FROM "OAuthClient" c
-        WHERE c."lastUsedAt" < now() - make_interval(secs => $2::float8 / 1000)
-          AND NOT EXISTS (SELECT 1 FROM "OAuthGrant" g
-                           WHERE g."clientId" = c.id AND g."revokedAt" IS NULL AND g."refreshExpiresAt" > now())
-        LIMIT $1)`,
-    [options.clientIdleMs],
-    batch,
-  );
-  return { codes, grants, clients };
+  return rowCount ?? 0;
 }
 
 /** Whether the grant still works: not revoked, its client and user not deleted. */

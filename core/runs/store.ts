@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { CUTOFF } from '../db/retention';
 import type { ModelReply } from '../model/types';
 import type { Transport } from '../schemas/common';
 import type { ContentBlock, Plan } from '../schemas/runs';
@@ -1007,22 +1008,23 @@ export async function selectRunEvents(
 }
 
 /**
- * Deletes the live-stream events of runs finished longer than `retentionMs` ago, in batches so no
- * statement holds many locks. The event counter stays: a snapshot still names its last event.
+ * Deletes the live-stream events of a batch of runs that ended longer than `$1` ms ago, each run's
+ * all at once (a resume then finds none and gets the final snapshot, never a stream with a gap).
+ * The runs are found by their oldest events (RunEvent_createdAt_idx): no event of a run is older
+ * than the run's ending, so only an event created before the cutoff can belong to such a run, and
+ * what is read is what is deleted (and the events of runs still going that began before it). The
+ * event counter stays: a snapshot still names its last event. Answers the events deleted.
  */
-export async function pruneRunEvents(pool: Pool, retentionMs: number, batch = 5_000): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await pool.query({
-      name: 'prune-run-events',
-      text: `DELETE FROM "RunEvent" e USING (
-               SELECT ev."runId", ev.seq FROM "RunEvent" ev JOIN "Run" r ON r.id = ev."runId"
-                WHERE r."finishedAt" < now() - make_interval(secs => $1::float8 / 1000)
-                LIMIT $2) old
-              WHERE e."runId" = old."runId" AND e.seq = old.seq`,
-      values: [retentionMs, batch],
-    });
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < batch) return deleted;
-  }
+export async function pruneRunEvents(pool: Pool, retentionMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query({
+    name: 'prune-run-events',
+    text: `DELETE FROM "RunEvent" WHERE "runId" = ANY(ARRAY(
+             SELECT DISTINCT old."runId" FROM (
+               SELECT e."runId" FROM "RunEvent" e
+                WHERE e."createdAt" < ${CUTOFF}
+                  AND EXISTS (SELECT 1 FROM "Run" r WHERE r.id = e."runId" AND r."finishedAt" < ${CUTOFF})
+                ORDER BY e."createdAt" LIMIT $2) old))`,
+    values: [retentionMs, batch],
+  });
+  return rowCount ?? 0;
 }

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { AppError } from '../errors/app-error';
 import { formatBytes } from '../tools/failures';
 
@@ -59,8 +59,11 @@ export async function reserveStorage(
   );
 }
 
-/** Forgets files whose bytes were not kept after all (a refused or failed write), and their bytes. */
-export async function releaseStorage(pool: Pool, storageKeys: readonly string[]): Promise<void> {
+/**
+ * Forgets files whose bytes are gone (a refused or failed write, or files retention deleted), and
+ * gives their bytes back to their users; inside the caller's transaction when it passes its client.
+ */
+export async function releaseStorage(pool: Pool | PoolClient, storageKeys: readonly string[]): Promise<void> {
   if (storageKeys.length === 0) return;
   await pool.query(
     `WITH gone AS (

@@ -8,7 +8,8 @@ import { MediaFetchError } from '../net/fetch-media';
  * caller's input that is unusable, so it ends as a 4xx, never as our provider's 5xx. Every URL
  * the service will not fetch (a private, loopback, link-local or metadata address, a name that
  * does not resolve, one of our own `/files/` URLs that is not the caller's) gets one answer,
- * INVALID_REQUEST "may not be fetched", so no answer tells which internal names exist. Too many
+ * MEDIA_UNAVAILABLE (422) "may not be fetched", so no answer tells which internal names exist; the
+ * spec's code for an input URL not fetched, so a schema-valid URL is never a 400. Too many
  * redirects is INVALID_REQUEST too, bytes of the wrong kind
  * UNSUPPORTED_MEDIA_TYPE, more than `cap.maxBytes` PAYLOAD_TOO_LARGE (naming its setting), and a host that does not answer, or
  * answers with an error, MEDIA_UNAVAILABLE (422). Only a 5xx or 429 from that host is worth
@@ -24,7 +25,7 @@ export function mediaFetchFailure(
     switch (err.kind) {
       case 'BLOCKED_ADDRESS':
       case 'BAD_URL':
-        return permanentFailure('INVALID_REQUEST', `${what}: the URL may not be fetched.`);
+        return permanentFailure('MEDIA_UNAVAILABLE', `${what}: the URL may not be fetched.`);
       case 'TOO_LARGE':
         return permanentFailure(
           'PAYLOAD_TOO_LARGE',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { insertUnderCap } from '../db/caps';
+import { CUTOFF } from '../db/retention';
 import { decodeCursor } from '../schemas/common';
 import type { DeliveryRow as DeliveryViewRow, EndpointRow } from '../schemas/webhooks';
 import type { WebhookEvent } from '../schemas/events';
@@ -388,4 +389,40 @@ export async function rotateEndpointSecret(
     [input.endpointId, input.userId, input.secretEncrypted, input.overlapSeconds],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Deletes a batch of settled deliveries (DELIVERED or FAILED) recorded longer than `retentionMs`
+ * ago, oldest first, with their attempts (by the foreign key). A PENDING one is still being
+ * delivered, or redelivered, and stays. Answers the deliveries deleted.
+ */
+export async function deleteOldDeliveries(pool: Pool, retentionMs: number, batch: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM "WebhookDelivery"
+      WHERE id = ANY(ARRAY(SELECT id FROM "WebhookDelivery" WHERE "createdAt" < ${CUTOFF} AND status <> 'PENDING'
+                            ORDER BY "createdAt" LIMIT $2))
+        AND status <> 'PENDING'`,
+    [retentionMs, batch],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Clears what a batch of attempts made longer than `retentionMs` ago sent (the signed string and
+ * the request headers, kept for a receiver's signature check), oldest first; the attempt's outcome
+ * stays with its delivery. Answers the attempts cleared.
+ */
+export async function clearOldAttemptContent(
+  pool: Pool,
+  retentionMs: number,
+  batch: number,
+): Promise<number> {
+  const { rowCount } = await pool.query(
+    `UPDATE "WebhookAttempt" SET "signedContent" = NULL, "requestHeaders" = NULL
+      WHERE id = ANY(ARRAY(SELECT id FROM "WebhookAttempt"
+                            WHERE ("signedContent" IS NOT NULL OR "requestHeaders" IS NOT NULL) AND "startedAt" < ${CUTOFF}
+                            ORDER BY "startedAt" LIMIT $2))`,
+    [retentionMs, batch],
+  );
+  return rowCount ?? 0;
 }

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../core/errors/app-error';
 import type { NotificationHub } from '../../core/db/notification-hub';
+import { sseStreamsOpen } from '../../core/metrics/registry';
 import { explainRunMiss, selectRunEvents, type RunEventRow, type RunScope } from '../../core/runs/store';
 import {
   TERMINAL_RUN_STATUSES,
@@ -58,7 +59,9 @@ export async function openRunStream(
 ): Promise<AsyncGenerator<RunStreamEvent>> {
   const { signal } = wait;
   const wakes = wakeUps(signal);
-  // Keeps proxies from closing an idle stream, and re-reads the table in case a notification was lost.
+  // Keeps proxies from closing an idle stream. Not a read: every append notifies (migration
+  // run_events), and the hub wakes every subscriber when its connection is lost or regained, the
+  // one way a notification can go unheard; so an idle stream costs the database nothing.
   const heartbeatMs = deps.config.STREAM_HEARTBEAT_INTERVAL;
   // Subscribed before the first read, so nothing committed after that read goes unnoticed.
   const unsubscribeRun = hub.subscribe('run_events', scope.runId, wakes.wake);
@@ -92,6 +95,7 @@ export async function openRunStream(
   }
 
   async function* stream(): AsyncGenerator<RunStreamEvent> {
+    sseStreamsOpen.inc();
     try {
       if (first) {
         // Not held for the stream's life: an idle stream keeps no snapshot (bench row `streams`).
@@ -114,9 +118,10 @@ export async function openRunStream(
         if (page.events.length === PAGE) continue;
         // Ended, and every event of it already sent (a resume after the terminal status).
         if (isTerminal(page.status)) return;
-        if (await wakes.wait(heartbeatMs)) yield { kind: 'heartbeat' };
+        while (await wakes.wait(heartbeatMs)) yield { kind: 'heartbeat' };
       }
     } finally {
+      sseStreamsOpen.dec();
       unsubscribe();
     }
   }

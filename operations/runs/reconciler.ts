@@ -7,13 +7,10 @@ import {
   listStaleRuns,
   listUnfinishedRuns,
   markRunsChecked,
-  pruneRunEvents,
   underReconcilerLock,
   type UnfinishedRun,
 } from '../../core/runs/store';
 import { listUnstartedDeliveries } from '../../core/webhooks/store';
-import { deleteExpiredKeys } from '../../core/idempotency/store';
-import { sweepOAuth } from '../../core/oauth/store';
 import {
   AGENT_WORKFLOW_TYPE,
   agentWorkflowId,
@@ -25,6 +22,7 @@ import { startDeliveries, startDelivery, starterOf } from '../temporal';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
 import type { OperationDeps } from '../deps';
 import { startPromoted } from './start';
+import { createRetention, type RetentionReport } from '../retention';
 
 const INTERVAL_MS = 5_000;
 /** Visibility lags a closing execution by a moment: each look reaches back over the last one. */
@@ -44,12 +42,8 @@ export interface ReconcilePass {
   runsEnded: number;
   deliveriesStarted: number;
   signalsResent: number;
-  /** Idempotency keys past their 24 hours, deleted. */
-  idempotencyKeysExpired: number;
-  /** Live-stream events of runs finished longer than RUN_EVENTS_RETENTION ago, deleted. */
-  runEventsPruned: number;
-  /** OAuth codes past their lifetime, grants dead for a day, clients idle past OAUTH_CLIENT_IDLE_TTL: deleted. */
-  oauthSwept: { codes: number; grants: number; clients: number };
+  /** What the retention pass deleted (housekeeping, not a repair: not counted). */
+  retention: RetentionReport;
 }
 
 /**
@@ -65,6 +59,7 @@ export function startReconciler(
 ): { stop(): Promise<void>; pass(): Promise<ReconcilePass | null> } {
   let lookedAt = Date.now() - FIRST_LOOKBACK_MS;
   const starter = starterOf(deps);
+  const retention = createRetention(deps);
 
   const endRun = async (run: UnfinishedRun, why: string, kind: string) => {
     const ended = await finishRun(deps.db.pool, {
@@ -185,9 +180,7 @@ export function startReconciler(
         runsEnded: (await closedExecutions(lookedAt - LOOKBACK_OVERLAP_MS)) + (await staleRuns()),
         deliveriesStarted: await undeliveredEvents(),
         signalsResent: await lostSignals(),
-        idempotencyKeysExpired: await deleteExpiredKeys(deps.db.pool),
-        runEventsPruned: await pruneRunEvents(deps.db.pool, deps.config.RUN_EVENTS_RETENTION),
-        oauthSwept: await sweepOAuth(deps.db.pool, { clientIdleMs: deps.config.OAUTH_CLIENT_IDLE_TTL }),
+        retention: await retention.pass(),
       };
       lookedAt = startedAt;
       return report;

@@ -7,9 +7,10 @@ import { wakeUps } from '../wake-ups';
 
 /**
  * The caller's run as it changes: read now, then again at each notification of it (every write of
- * a run sends one, see migration run_events) or, for what none announces, every
- * STREAM_HEARTBEAT_INTERVAL; until `signal` aborts or the caller stops reading. An assistant
- * waiting on a run over MCP costs a read per change, not one every few hundred milliseconds.
+ * a run sends one, see migration run_events; the hub wakes every subscriber when its connection is
+ * lost or regained, the one way a notification can go unheard); until `signal` aborts or the
+ * caller stops reading. An assistant waiting on a run over MCP costs a read per change, and none
+ * while the run is idle.
  */
 export async function* watchRun(
   deps: OperationDeps,
@@ -24,7 +25,7 @@ export async function* watchRun(
     do {
       wakes.clear();
       yield await loadSnapshot(deps, scope);
-      await wakes.wait(deps.config.STREAM_HEARTBEAT_INTERVAL);
+      await wakes.wait();
       // A change announced as the wait ended is read before the watch ends: its last word is fresh.
     } while (!signal.aborted || wakes.woken());
   } finally {

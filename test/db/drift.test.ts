@@ -17,6 +17,17 @@ const SQL_ONLY_INDEXES = new Map([
   ['WebhookDelivery_pending_updatedAt_idx', `INDEX (updatedAt) WHERE status IN ('PENDING')`],
   ['Run_userId_active_idx', `INDEX (userId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
   ['Run_chat_queue_idx', `INDEX (chatId, queueSeq) WHERE status IN ('QUEUED')`],
+  ['Chat_userId_title_trgm_idx', 'INDEX gin (userId, title gin_trgm_ops)'],
+  [
+    'Chat_favorite_userId_activityAt_id_idx',
+    'INDEX (userId, activityAt DESC, id DESC) WHERE (isFavorite AND (deletedAt IS NULL))',
+  ],
+  ['Chat_deletedAt_idx', 'INDEX (deletedAt) WHERE (deletedAt IS NOT NULL)'],
+  [
+    'WebhookAttempt_content_startedAt_idx',
+    'INDEX (startedAt) WHERE ((signedContent IS NOT NULL) OR (requestHeaders IS NOT NULL))',
+  ],
+  ['Attachment_unattached_createdAt_idx', 'INDEX (createdAt) WHERE (messageId IS NULL)'],
 ]);
 
 interface DmmfField {
@@ -196,26 +207,36 @@ async function fromDatabase(url: string): Promise<Shape> {
       name: string;
       primary: boolean;
       unique: boolean;
+      method: string;
       columns: string;
       predicate: string | null;
     }>(`
-      SELECT i.relname AS name, x.indisprimary AS primary, x.indisunique AS unique,
-             (SELECT string_agg(a.attname || CASE WHEN (x.indoption[k.i - 1] & 1) = 1 THEN ' DESC' ELSE '' END, ', ' ORDER BY k.i)
+      SELECT i.relname AS name, x.indisprimary AS primary, x.indisunique AS unique, am.amname AS method,
+             (SELECT string_agg(a.attname || CASE WHEN (x.indoption[k.i - 1] & 1) = 1 THEN ' DESC' ELSE '' END
+                                || COALESCE(' ' || (SELECT o.opcname FROM pg_opclass o
+                                                     WHERE o.oid = x.indclass[k.i - 1] AND NOT o.opcdefault), ''),
+                                ', ' ORDER BY k.i)
                 FROM unnest(x.indkey) WITH ORDINALITY AS k(attnum, i)
                 JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum) AS columns,
              pg_get_expr(x.indpred, x.indrelid) AS predicate
         FROM pg_index x
         JOIN pg_class i ON i.oid = x.indexrelid
+        JOIN pg_am am ON am.oid = i.relam
         JOIN pg_class t ON t.oid = x.indrelid
         JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
        WHERE t.relname <> '_prisma_migrations'`);
     const indexes = new Map<string, string>();
     for (const row of indexRows.rows) {
       const kind = row.primary ? 'PRIMARY' : row.unique ? 'UNIQUE' : 'INDEX';
-      const predicate = row.predicate
-        ? ` WHERE status IN (${[...row.predicate.matchAll(/'(\w+)'/g)].map((m) => `'${m[1]}'`).join(', ')})`
-        : '';
-      indexes.set(row.name, `${kind} (${row.columns})${predicate}`);
+      const method = row.method === 'btree' ? '' : ` ${row.method}`;
+      // A list of statuses is shown as the schema's comment names it; any other predicate as
+      // PostgreSQL prints it, without its quotes.
+      const predicate = !row.predicate
+        ? ''
+        : /^\(?status = /.test(row.predicate)
+          ? ` WHERE status IN (${[...row.predicate.matchAll(/'(\w+)'/g)].map((m) => `'${m[1]}'`).join(', ')})`
+          : ` WHERE ${row.predicate.replace(/"/g, '')}`;
+      indexes.set(row.name, `${kind}${method} (${row.columns})${predicate}`);
     }
 
     const fkRows = await client.query<{ name: string; def: string }>(`

@@ -12,12 +12,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import type { AddressInfo } from 'node:net';
+import { startOperatorPort } from '../../apps/gateway/operator';
+import { createNotificationHub } from '../../core/db/notification-hub';
 import type { ModelReply } from '../../core/model/types';
+import { watchRun } from '../../operations/runs/watch';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { quadrantImage, startMediaServer, testVideo } from '../support/fake-providers';
+import { countingPool } from '../support/counting-pool';
+import { sampleSum } from '../support/prometheus';
 import { ScriptedModel } from '../support/scripted-model';
 import { waitFor } from '../support/wait';
 import type { Config } from '../../core/config/config';
@@ -459,6 +465,94 @@ describe('MCP at /mcp', function () {
         assert.equal(reads, 1);
       } finally {
         model.release();
+      }
+      assert.equal((await waitForRun(client, ids)).text, answer);
+    });
+
+    it('counts its open waits in agent_mcp_waits_open on /metrics, and forgets those that ended', async () => {
+      const operator = await startOperatorPort(gateways[0]!.ops, config, { port: 0, host: '127.0.0.1' });
+      const openNow = async () => {
+        const res = await fetch(`http://127.0.0.1:${(operator.address() as AddressInfo).port}/metrics`);
+        assert.equal(res.status, 200);
+        return sampleSum(await res.text(), 'agent_mcp_waits_open');
+      };
+      const client = await connect();
+      model.replies.push({ text: 'Held while two waits are open.', toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const ids = idsOf(await call(client, 'send_message', { text: 'hold on' }));
+      try {
+        const before = await openNow();
+        const waits = [1, 2].map(() => call(client, 'wait_for_run', { ...ids, timeoutSeconds: 30 }));
+        await waitFor(async () => ((await openNow()) === before + 2 ? true : undefined), {
+          what: 'two waits counted',
+        });
+        model.release();
+        for (const waited of await Promise.all(waits))
+          assert.equal(waited.structuredContent.status, 'COMPLETE');
+        assert.equal(await openNow(), before);
+      } finally {
+        model.release();
+        operator.closeAllConnections();
+        operator.close();
+      }
+    });
+
+    it('reads a run it waits on when notified only, never at the heartbeat of an idle one', async () => {
+      const client = await connect();
+      const answer = 'Held while nothing happens.';
+      const firstHalf = answer.slice(0, Math.ceil(answer.length / 2));
+      model.replies.push({ text: answer, toolCalls: [] });
+      model.holdAfterFirstHalf();
+      const ids = idsOf(await call(client, 'send_message', { text: 'hold on' }));
+      const { deps } = gateways[0]!;
+      const hub = createNotificationHub({
+        url: config.DATABASE_URL,
+        logger: deps.logger,
+        channels: ['run_events'],
+      });
+      // Listening first: the wake a connection's opening gives its subscribers is a read of its own.
+      const unsubscribe = hub.subscribe('run_events', randomUUID(), () => undefined);
+      const stop = new AbortController();
+      try {
+        await waitFor(async () => hub.listening() || undefined, { what: 'the hub listening' });
+        await waitFor(
+          async () => (await call(client, 'get_run', ids)).structuredContent.text === firstHalf || undefined,
+          { what: 'the first half written' },
+        );
+        const counted = countingPool(deps.db.pool);
+        const heartbeatMs = 50;
+        const watch = watchRun(
+          {
+            ...deps,
+            config: { ...config, STREAM_HEARTBEAT_INTERVAL: heartbeatMs },
+            db: { ...deps.db, pool: counted.pool },
+          },
+          hub,
+          { userId: user.userId, ...ids },
+          stop.signal,
+        );
+        // Read as wait_for_run reads it: each snapshot as soon as it comes.
+        const texts: string[] = [];
+        const following = (async () => {
+          for await (const snapshot of watch) texts.push(snapshot.text);
+        })();
+        await waitFor(async () => texts.length > 0 || undefined, { what: 'the first snapshot' });
+        const readsAtFirst = counted.statements();
+        // Idle for twenty heartbeat intervals: time passing is the condition here.
+        await new Promise((resolve) => setTimeout(resolve, 20 * heartbeatMs));
+        assert.equal(counted.statements(), readsAtFirst, 'nothing read while the run was idle');
+        assert.deepEqual(texts, [firstHalf]);
+        model.release();
+        await waitFor(async () => texts.includes(answer) || undefined, {
+          what: 'the change read when notified',
+        });
+        stop.abort();
+        await following;
+      } finally {
+        stop.abort();
+        model.release();
+        unsubscribe();
+        await hub.close();
       }
       assert.equal((await waitForRun(client, ids)).text, answer);
     });

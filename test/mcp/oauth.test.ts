@@ -601,7 +601,7 @@ describe('MCP over OAuth 2.1', function () {
       assert.equal(bad.status, 400);
     });
 
-    it('sweeps expired codes, long-dead grants and clients unused with no live grant', async () => {
+    it('sweeps expired codes, and clients unused with no live grant with their ended grants', async () => {
       const pool = gateway.deps.db.pool;
       const owner = await createTestUser();
       const ownerFlow = oauthFlow(base, owner.cookie);
@@ -630,7 +630,7 @@ describe('MCP over OAuth 2.1', function () {
       try {
         // null while another pass holds the lock.
         const pass = await waitFor(() => reconciler.pass().then((p) => p ?? undefined), { what: 'a pass' });
-        assert.ok(pass.oauthSwept.codes >= 1 && pass.oauthSwept.grants >= 1 && pass.oauthSwept.clients >= 2);
+        assert.ok(pass.retention.oauthCodes >= 1 && pass.retention.oauthClients >= 2);
       } finally {
         await reconciler.stop();
       }

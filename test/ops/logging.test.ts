@@ -36,6 +36,8 @@ describe('logs', function () {
     before(async () => {
       service = await startService({
         model,
+        // The user signs up over HTTP, as a user does, and spends on an image.
+        config: { CREDIT_GRANT_ON_SIGN_UP: '100' },
         gatewayDeps: { logger: createLogger({ level: 'trace', name: 'gateway' }, gatewayLog.stream) },
         workerDeps: { logger: createLogger({ level: 'trace', name: 'worker' }, workerLog.stream) },
       });

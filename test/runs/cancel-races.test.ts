@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { reconcilerRepairs } from '../../core/metrics/registry';
+import { createLogger } from '../../core/logging/logger';
 import type { ModelProvider, ModelReply, ModelRequest } from '../../core/model/types';
 import { startReconciler } from '../../operations/runs';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { receiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver';
+import { memoryStream } from '../support/log-sink';
 import { seededRandom } from '../support/random';
 import { createWebhookEndpoint } from '../support/webhooks';
 import { testStack } from '../../testkit/stack';
@@ -79,7 +80,10 @@ describe('cancel, delete and decide at any moment', function () {
   let worker: TestWorker;
   let receiver: HttpsReceiver;
   let reconciler: ReturnType<typeof startReconciler>;
-  let repairsBefore: number;
+  // The reconciler's log: each repair names its run. The database is shared with every other
+  // suite of the run, whose leftover runs this reconciler may repair too; only ours count.
+  const reconcilerLog = memoryStream();
+  const userIds: string[] = [];
   const outcomes: Outcome[] = [];
 
   before(async () => {
@@ -97,8 +101,8 @@ describe('cancel, delete and decide at any moment', function () {
     worker = await startWorker({ config, deps: { model: new RacingModel(() => Math.floor(random() * 40)) } });
     gateway = await startGateway({ config });
     receiver = await startHttpsReceiver();
-    reconciler = startReconciler(gateway.deps, 1_000);
-    repairsBefore = await repairs();
+    const logger = createLogger({ level: 'error', name: 'reconciler' }, reconcilerLog.stream);
+    reconciler = startReconciler({ ...gateway.deps, logger }, 1_000);
   });
   after(async () => {
     await reconciler?.stop();
@@ -116,15 +120,9 @@ describe('cancel, delete and decide at any moment', function () {
       process.stdout.write(`      ${scenario}: ${[...row].map(([k, n]) => `${n}× ${k}`).join(', ')}\n`);
   });
 
-  async function repairs(): Promise<number> {
-    const metric = await reconcilerRepairs.get();
-    return metric.values
-      .filter((v) => v.labels.kind !== 'delivery_started')
-      .reduce((sum, v) => sum + v.value, 0);
-  }
-
   async function subscribedUser(): Promise<TestUser> {
     const user = await createTestUser();
+    userIds.push(user.userId);
     await createWebhookEndpoint(gateway.url, user, receiver.url, [
       'agent.started',
       'agent.completed',
@@ -360,10 +358,18 @@ describe('cancel, delete and decide at any moment', function () {
 
   it('needed no repair by the reconciler', async () => {
     await reconciler.pass();
-    assert.equal(
-      (await repairs()) - repairsBefore,
-      0,
-      'the reconciler repaired a run: the normal path failed',
+    const { rows } = await gateway.deps.db.pool.query<{ id: string }>(
+      `SELECT id FROM "Run" WHERE "userId" = ANY($1::uuid[])`,
+      [userIds],
     );
+    const ours = new Set(rows.map((r) => r.id));
+    assert.ok(ours.size > 0);
+    const repaired = reconcilerLog
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; runId?: string })
+      .filter((line) => line.msg.startsWith('reconciler ended a run') && ours.has(line.runId ?? ''));
+    assert.deepEqual(repaired, [], 'the reconciler repaired a run: the normal path failed');
   });
 });

@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startOperatorPort } from '../../apps/gateway/operator';
 import type { ModelReply } from '../../core/model/types';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
+import { createLogger } from '../../core/logging/logger';
+import { countingPool } from '../support/counting-pool';
+import { memoryStream } from '../support/log-sink';
+import { sampleSum } from '../support/prometheus';
 import { readEvents, type SseEvent } from '../support/sse';
 import { waitFor } from '../support/wait';
 import { startReconciler } from '../../operations/runs';
@@ -380,6 +387,152 @@ describe('the run event stream', function () {
       }
     }));
 
+  it('counts the streams it is sending in agent_sse_streams_open on /metrics, and forgets those that ended', () =>
+    whileHeld(async (owner, turn) => {
+      const operator: Server = await startOperatorPort(gatewayA.ops, gatewayA.deps.config, {
+        port: 0,
+        host: '127.0.0.1',
+      });
+      const openNow = async () => {
+        const res = await fetch(`http://127.0.0.1:${(operator.address() as AddressInfo).port}/metrics`);
+        assert.equal(res.status, 200);
+        return sampleSum(await res.text(), 'agent_sse_streams_open');
+      };
+      try {
+        const before = await openNow();
+        const readers = await Promise.all(
+          [1, 2, 3].map(async () => pastSnapshot(await open(gatewayA, turn, {}, owner))),
+        );
+        assert.equal(await openNow(), before + 3);
+        for (const reader of readers) await reader.cancel();
+        // The gateway learns of a client's going from its socket's close.
+        await waitFor(async () => ((await openNow()) === before ? true : undefined), {
+          what: 'the closed streams uncounted',
+        });
+      } finally {
+        operator.closeAllConnections();
+        operator.close();
+      }
+    }));
+
+  it('reads nothing while a stream is idle: a heartbeat is a write, an event is read when notified', () =>
+    whileHeld(async (owner, turn) => {
+      const { db } = await testStack();
+      const { deps } = gatewayB;
+      const counted = countingPool(deps.db.pool);
+      const reads = () => counted.statements();
+      const hub = createNotificationHub({
+        url: deps.config.DATABASE_URL,
+        logger: deps.logger,
+        channels: ['run_events'],
+      });
+      // Listening first: the wake a connection's opening gives its subscribers is a read of its own.
+      const unsubscribe = hub.subscribe('run_events', randomUUID(), () => undefined);
+      try {
+        await waitFor(async () => hub.listening() || undefined, { what: 'the hub listening' });
+        // No credential to check: the stream's own reads are all that is counted.
+        const caller = { userId: owner.userId, via: 'rest' } as const;
+        const stream = await openRunStream(
+          { ...deps, db: { ...deps.db, pool: counted.pool } },
+          hub,
+          { userId: owner.userId, ...turn },
+          {},
+          await createStreams(deps, hub).open(caller, new AbortController().signal),
+        );
+        const next = async () => {
+          const item = await stream.next();
+          assert.ok(!item.done, 'the stream is open while the run is live');
+          return item.value;
+        };
+        // Four heartbeats in a row, after the model's first half is written (events reset the count).
+        let quiet = 0;
+        let readsAtQuiet = reads();
+        for (let items = 0; quiet < 4; items++) {
+          assert.ok(items < 100, 'the stream went quiet');
+          if ((await next()).kind !== 'heartbeat') {
+            quiet = 0;
+            continue;
+          }
+          if (quiet === 0) readsAtQuiet = reads();
+          else
+            assert.equal(
+              reads() - readsAtQuiet,
+              0,
+              `${reads() - readsAtQuiet} reads over ${quiet} heartbeats`,
+            );
+          quiet++;
+        }
+        const readsWhenQuiet = reads();
+
+        await db.pool.query(`SELECT run_event_append($1, 'text.delta', '{"text": "!"}'::jsonb)`, [
+          turn.runId,
+        ]);
+        let event: RunStreamEvent;
+        do event = await next();
+        while (event.kind === 'heartbeat');
+        assert.equal(event.kind === 'event' && event.event, 'text.delta');
+        assert.ok(reads() > readsWhenQuiet, 'the notified event was read');
+        await stream.return(undefined);
+      } finally {
+        unsubscribe();
+        await hub.close();
+      }
+    }));
+
+  it('refuses the stream past MAX_OPEN_STREAMS_PER_GATEWAY with 503, logs its open-file limit at start, and answers other requests', () =>
+    whileHeld(async (owner, turn) => {
+      const log = memoryStream();
+      const config = (await testStack()).config({
+        TEMPORAL_TASK_QUEUE: gatewayA.deps.config.TEMPORAL_TASK_QUEUE,
+        MAX_OPEN_STREAMS_PER_GATEWAY: '2',
+        LOG_LEVEL: 'info',
+      });
+      const full = await startGateway({
+        config,
+        deps: { logger: createLogger({ level: 'info', name: 'full' }, log.stream) },
+      });
+      try {
+        const started = log
+          .text()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((line) => line.maxOpenStreams !== undefined);
+        assert.equal(started?.maxOpenStreams, 2);
+        assert.ok(Number(started?.openFilesSoft) > 0, JSON.stringify(started));
+
+        const readers = [await pastSnapshot(await open(full, turn, {}, owner))];
+        readers.push(await pastSnapshot(await open(full, turn, {}, owner)));
+        const refused = await open(full, turn, {}, owner);
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('retry-after'), '5');
+        const body = (await refused.json()) as { code: string; error: string };
+        assert.equal(body.code, 'SERVICE_UNAVAILABLE');
+        assert.match(body.error, /open streams and waits/);
+        // Everything else is answered as before.
+        const poll = await fetch(`${full.url}/api/v1/chats/${turn.chatId}/runs/${turn.runId}`, {
+          headers: owner.bearer,
+        });
+        assert.equal(poll.status, 200);
+
+        await readers.pop()!.cancel();
+        const reopened = await waitFor(
+          async () => {
+            const res = await open(full, turn, {}, owner);
+            if (res.status === 200) return res;
+            assert.equal(res.status, 503);
+            await res.body?.cancel();
+            return undefined;
+          },
+          { what: 'a place given back' },
+        );
+        await (await pastSnapshot(reopened)).cancel();
+        for (const reader of readers) await reader.cancel();
+      } finally {
+        await full.close();
+      }
+    }));
+
   it("answers 404 for another user's run and 400 for a malformed Last-Event-ID, before streaming anything", async () => {
     model.replies.push({ text: 'mine', toolCalls: [] });
     const turn = await send({ text: 'private' });
@@ -420,8 +573,11 @@ describe('the run event stream', function () {
     assert.notEqual(resumed.events[0]?.event, 'snapshot');
     assert.deepEqual(resumed.events.at(-1)?.data.status, 'COMPLETE');
 
-    // One run finished past the window (7 days by default), the other just now.
+    // One run finished past the window (7 days by default), its events as old, the other just now.
     await db.pool.query(`UPDATE "Run" SET "finishedAt" = now() - interval '8 days' WHERE id = $1`, [
+      old.runId,
+    ]);
+    await db.pool.query(`UPDATE "RunEvent" SET "createdAt" = now() - interval '8 days' WHERE "runId" = $1`, [
       old.runId,
     ]);
     const before = { old: await eventCount(old.runId), fresh: await eventCount(fresh.runId) };
@@ -432,7 +588,7 @@ describe('the run event stream', function () {
       const pass = await waitFor(async () => (await reconciler.pass()) ?? undefined, {
         what: 'a reconciler pass',
       });
-      assert.ok(pass.runEventsPruned >= before.old, `${pass.runEventsPruned} pruned`);
+      assert.ok(pass.retention.runEvents >= before.old, `${pass.retention.runEvents} pruned`);
     } finally {
       await reconciler.stop();
     }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -166,13 +167,13 @@ describe('ai_image_2 providers', () => {
         PROVIDER_POLL_INTERVAL: '10ms',
         PUBLIC_BASE_URL: 'https://chat.example.test',
       });
-      const theirs = signedFileUrl(ctx.config, 'attachments/user-2/picture');
+      const theirs = signedFileUrl(ctx.config, `attachments/${randomUUID()}/picture`);
       await assert.rejects(
         runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: theirs }), ctx),
-        { type: 'INVALID_REQUEST', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
+        { type: 'MEDIA_UNAVAILABLE', nonRetryable: true, message: 'The image: the URL may not be fetched.' },
       );
       assert.equal(fake.created.length, 0, 'the provider is not asked');
-      const mine = signedFileUrl(ctx.config, 'attachments/user-1/picture');
+      const mine = signedFileUrl(ctx.config, `attachments/${ctx.userId}/picture`);
       await runAiImage(parseToolInput('ai_image_2', { prompt: 'a boat', image_url: mine }), ctx);
       assert.deepEqual((fake.created[0]?.body as { input: { image_input: string[] } }).input.image_input, [
         mine,

@@ -103,8 +103,8 @@ describe('URLs the service will not fetch', function () {
         answers.push({ why, status: res.status, body: res.body });
       }
       const [first] = answers;
-      assert.equal(first?.status, 400, JSON.stringify(first));
-      assert.equal(first?.body.code, 'INVALID_REQUEST');
+      assert.equal(first?.status, 422, JSON.stringify(first));
+      assert.equal(first?.body.code, 'MEDIA_UNAVAILABLE');
       for (const answer of answers)
         assert.deepEqual(
           { status: answer.status, body: answer.body },

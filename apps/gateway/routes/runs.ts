@@ -138,7 +138,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
     responses: {
       200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
     },
-    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT'],
+    errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT', 'SERVICE_UNAVAILABLE'],
     handler: async ({ params, headers }, req, res) => {
       const closed = new AbortController();
       res.on('close', () => closed.abort());
