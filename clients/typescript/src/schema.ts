@@ -865,6 +865,7 @@ export interface components {
         | 'DELIVERY_IN_PROGRESS'
         | 'IDEMPOTENCY_IN_PROGRESS'
         | 'PLAN_CHANGED'
+        | 'QUEUE_FULL'
         | 'INSUFFICIENT_CREDITS'
         | 'PAYLOAD_TOO_LARGE'
         | 'RANGE_NOT_SATISFIABLE'
@@ -1416,7 +1417,8 @@ export interface components {
      *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
      *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
      *       "triggerRunId": null,
-     *       "status": "queued"
+     *       "status": "queued",
+     *       "queuePosition": null
      *     }
      */
     QueuedTurn: {
@@ -1429,6 +1431,10 @@ export interface components {
       triggerRunId: string | null;
       /** @enum {string} */
       status: 'queued';
+      /** @description The turn's place in the chat's queue (extension; 1 is next): it starts when the runs before it have ended. Null when it is the chat's run now. */
+      queuePosition: number | null;
+      /** @description With `onActiveRun: "interrupt"`: the runs this turn cancelled, the chat's active run and the turns queued behind it (extension). Each ends CANCELLED with its agent.failed. */
+      interruptedRunIds?: string[];
     };
     /**
      * @example {
@@ -1450,6 +1456,12 @@ export interface components {
       attachmentIds?: string[];
       /** @default false */
       planMode?: boolean;
+      /**
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run and every turn queued behind it, and this turn runs next.
+       * @default reject
+       * @enum {string}
+       */
+      onActiveRun?: 'reject' | 'enqueue' | 'interrupt';
     };
     /**
      * @example {
@@ -1469,6 +1481,12 @@ export interface components {
        * @enum {string}
        */
       planMode?: 'true' | 'false';
+      /**
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run and every turn queued behind it, and this turn runs next.
+       * @default reject
+       * @enum {string}
+       */
+      onActiveRun?: 'reject' | 'enqueue' | 'interrupt';
       /** @description repeat for several files; 8 files in all */
       file?: string[];
       files?: string[];
@@ -1569,6 +1587,7 @@ export interface components {
      *           "deliveredAt": "2026-11-23T09:30:21.310Z"
      *         }
      *       ],
+     *       "waitingFor": null,
      *       "error": null,
      *       "cancelRequestedAt": null,
      *       "createdAt": "2026-11-23T09:30:00.000Z",
@@ -1598,6 +1617,7 @@ export interface components {
       waitpoints: components['schemas']['Waitpoint'][];
       /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
       webhooks: components['schemas']['RunWebhookDelivery'][];
+      waitingFor: components['schemas']['WaitingFor'];
       error: string | null;
       /**
        * Format: date-time
@@ -1669,6 +1689,23 @@ export interface components {
       /** Format: date-time */
       deliveredAt: string | null;
     };
+    /** @description What the run waits for while it is not moving (extension): its plan's decision, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded. */
+    WaitingFor:
+      | {
+          /** @enum {string} */
+          kind: 'plan_approval';
+          /** Format: uuid */
+          waitpointId: string;
+          /** Format: date-time */
+          expiresAt: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'queue';
+          /** @description Its place in the chat's queue; 1 is next. */
+          position: number;
+        }
+      | null;
     /**
      * @description An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.
      * @example {
@@ -3712,7 +3749,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_IN_PROGRESS, RUN_ACTIVE */
+      /** @description Error: IDEMPOTENCY_IN_PROGRESS, RUN_ACTIVE, QUEUE_FULL */
       409: {
         headers: {
           [name: string]: unknown;

@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'e8769b36fca5ca96e192ca9b504a390aaeecf7fdb446b3a5dbc2119b4255b040',
+  sha256: 'd338207f66026a5bb09c9d044e06294f412477f04f12fbe5273b3c2fa9b51a63',
 } as const;
