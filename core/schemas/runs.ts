@@ -361,7 +361,7 @@ const MAX_FEEDBACK = 2000;
 
 const onActiveRunSchema = z.enum(ON_ACTIVE_RUN).default('reject').openapi({
   description:
-    "What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run and every turn queued behind it, and this turn runs next.",
+    "What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).",
   'x-extension': true,
 });
 
@@ -435,7 +435,7 @@ export const queuedTurnSchema = z
     }),
     interruptedRunIds: z.array(z.uuid()).optional().openapi({
       description:
-        'With `onActiveRun: "interrupt"`: the runs this turn cancelled, the chat\'s active run and the turns queued behind it (extension). Each ends CANCELLED with its agent.failed.',
+        'With `onActiveRun: "interrupt"`: the run this turn cancelled, the chat\'s active run; empty when the chat had none (extension). It ends CANCELLED with its agent.failed, as any cancelled run.',
       'x-extension': true,
     }),
   })

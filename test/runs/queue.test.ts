@@ -2,23 +2,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createDatabase, type Database } from '../../core/db/client';
 import type { Config } from '../../core/config/config';
-import { startDispatcher } from '../../operations/runs';
+import { startDispatcher, type QueuedTurn } from '../../operations/runs';
 import { createTestUser, type TestUser } from '../../testkit/users';
 import { startGateway, type TestGateway } from '../../testkit/gateway';
 import { testStack } from '../../testkit/stack';
 import { startWorker, type TestWorker } from '../../testkit/worker';
 import { ScriptedModel } from '../support/scripted-model';
 import { waitFor } from '../support/wait';
-
-interface Turn {
-  chatId: string;
-  messageId: string;
-  runId: string;
-  triggerRunId: string | null;
-  status: 'queued';
-  queuePosition: number | null;
-  interruptedRunIds?: string[];
-}
 
 interface Snapshot {
   id: string;
@@ -68,9 +58,9 @@ describe('a send to a busy chat: onActiveRun enqueue and interrupt', function ()
       headers: { 'content-type': 'application/json', ...user.bearer },
       body: JSON.stringify(body),
     });
-  const admitted = async (res: Response): Promise<Turn> => {
+  const admitted = async (res: Response): Promise<QueuedTurn> => {
     assert.equal(res.status, 202, await res.clone().text());
-    return (await res.json()) as Turn;
+    return (await res.json()) as QueuedTurn;
   };
   const snapshot = async (chatId: string, runId: string): Promise<Snapshot> => {
     const res = await fetch(`${gateways[0]!.url}/api/v1/chats/${chatId}/runs/${runId}`, {
@@ -104,7 +94,7 @@ describe('a send to a busy chat: onActiveRun enqueue and interrupt', function ()
       return last?.role === 'user' ? last.text : '';
     });
   /** A chat whose run holds in its model step until model.release(). */
-  const busyChat = async (): Promise<Turn> => {
+  const busyChat = async (): Promise<QueuedTurn> => {
     model.holdAtStart();
     const head = await admitted(await sendAt(gateways[0]!, { text: 'head turn' }));
     await waitFor(async () =>
@@ -169,7 +159,7 @@ describe('a send to a busy chat: onActiveRun enqueue and interrupt', function ()
       await admitted(await sendAt(gateways[0]!, { text: 'A', chatId: head.chatId, onActiveRun: 'enqueue' })),
       await admitted(await sendAt(gateways[1]!, { text: 'B', chatId: head.chatId, onActiveRun: 'enqueue' })),
       await admitted(await sendAt(gateways[0]!, { text: 'C', chatId: head.chatId, onActiveRun: 'enqueue' })),
-    ] as [Turn, Turn, Turn];
+    ] as [QueuedTurn, QueuedTurn, QueuedTurn];
     assert.deepEqual([a.queuePosition, b.queuePosition, c.queuePosition], [1, 2, 3]);
 
     const cancel = await fetch(`${gateways[1]!.url}/api/v1/chats/${b.chatId}/runs/${b.runId}/cancel`, {

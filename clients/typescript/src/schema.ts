@@ -1433,7 +1433,7 @@ export interface components {
       status: 'queued';
       /** @description The turn's place in the chat's queue (extension; 1 is next): it starts when the runs before it have ended. Null when it is the chat's run now. */
       queuePosition: number | null;
-      /** @description With `onActiveRun: "interrupt"`: the runs this turn cancelled, the chat's active run and the turns queued behind it (extension). Each ends CANCELLED with its agent.failed. */
+      /** @description With `onActiveRun: "interrupt"`: the run this turn cancelled, the chat's active run; empty when the chat had none (extension). It ends CANCELLED with its agent.failed, as any cancelled run. */
       interruptedRunIds?: string[];
     };
     /**
@@ -1457,7 +1457,7 @@ export interface components {
       /** @default false */
       planMode?: boolean;
       /**
-       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run and every turn queued behind it, and this turn runs next.
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).
        * @default reject
        * @enum {string}
        */
@@ -1482,7 +1482,7 @@ export interface components {
        */
       planMode?: 'true' | 'false';
       /**
-       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run and every turn queued behind it, and this turn runs next.
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).
        * @default reject
        * @enum {string}
        */

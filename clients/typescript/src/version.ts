@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'd338207f66026a5bb09c9d044e06294f412477f04f12fbe5273b3c2fa9b51a63',
+  sha256: 'bae4976aea58067d27ae5ceccb8a16b8e1eeff74ca08445e9408b2998461fd93',
 } as const;
