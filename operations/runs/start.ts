@@ -3,6 +3,7 @@ import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
 import type { Transport } from '../../core/schemas/common';
 import type { RunMetadata } from '../../core/schemas/runs';
+import type { PromotedRun } from '../../core/runs/queue';
 import { runningExecutionOf, startAgentRun } from '../temporal';
 import type { OperationDeps } from '../deps';
 
@@ -100,4 +101,17 @@ async function tryStart(
     if (by === 'admission') return PREVIOUS_RUN_CLOSING;
     return (await runningExecutionOf(client, run.chatId, run.runId)) ?? PREVIOUS_RUN_CLOSING;
   }
+}
+
+/**
+ * Starts a turn its chat's queue has just promoted, where no ending workflow continues into it (an
+ * ending by the dispatcher, the reconciler or a cancel). Its start may race another's (the
+ * dispatcher's): the first wins and the other finds it (see tryStart); one not started now is the
+ * dispatcher's.
+ */
+export async function startPromoted(deps: OperationDeps, promoted: PromotedRun): Promise<void> {
+  // Its keywords are for a continue-as-new, which has no Buffer to count them with; a start counts them.
+  const { metadataKeywords: _keywords, ...run } = promoted;
+  if ((await startRun(deps, run, 'dispatcher')) === null)
+    deps.logger.info({ runId: run.runId }, 'promoted run not started yet; the dispatcher will');
 }
