@@ -12,9 +12,9 @@ import {
   openPlanWaitpoint,
   selectPlanReply,
   type FinishRunInput,
-  type TerminalStatus,
   type WaitpointStatus,
 } from '../core/runs/store';
+import { selectUntakenPromoted } from '../core/runs/queue';
 import type { ContentBlock, Plan } from '../core/schemas/runs';
 import { TOOLS, isToolName } from '../core/tools/registry';
 import {
@@ -22,6 +22,7 @@ import {
   textPrefix,
   type AgentStepInput,
   type AgentStepResult,
+  type RunEnded,
 } from '../workflows/agent.contract';
 import { toolOutputKey } from '../core/storage/keys';
 import type { ActivityDeps } from './deps';
@@ -90,7 +91,10 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       images,
       waitpointStatus: input.waitpointStatus ?? 'CANCELLED',
     });
-    if (ended) await deps.startDeliveries(ended.deliveries);
+    if (ended) {
+      await deps.startDeliveries(ended.deliveries);
+      await faultPoint(deps.config, 'run-finished', { runId: input.runId });
+    }
     return ended;
   }
 
@@ -102,6 +106,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       step: input.step,
       historyLimit: HISTORY_READ_LIMIT,
     });
+    // A retry after this execution ended the run: its ending may have promoted the chat's next turn.
+    if (gate.kind === 'ended') return { ...gate, next: await selectUntakenPromoted(pool, input.runId) };
     if (gate.kind !== 'run') return gate;
     addLogContext({ userId: gate.userId });
     await deps.startDeliveries(gate.deliveries);
@@ -159,7 +165,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         text,
         contentBlocks: blocks,
       });
-      return ended ? { kind: 'ended', status: ended.status, error: ended.error } : { kind: 'missing' };
+      return ended
+        ? { kind: 'ended', status: ended.status, error: ended.error, next: ended.next }
+        : { kind: 'missing' };
     }
     if (!input.planWaitpoint) return { kind: 'tools', reply, maxSteps };
     const open = await openPlanWaitpoint(pool, {
@@ -201,9 +209,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     },
 
     /** Ends a run the workflow's own steps did not end: failed, cancelled, refused or out of steps. */
-    async finishRun(input: FinishInput): Promise<{ status: TerminalStatus; error: string | null } | null> {
+    async finishRun(input: FinishInput): Promise<RunEnded | null> {
       const ended = await finish(input);
-      return ended && { status: ended.status, error: ended.error };
+      return ended && { status: ended.status, error: ended.error, next: ended.next };
     },
 
     /** The approval timer fired: the waitpoint expires unless a decision got there first. */

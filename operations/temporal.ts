@@ -6,15 +6,19 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../core/logging/logger';
 import type { Transport } from '../core/schemas/common';
-import type { RunMetadata } from '../core/schemas/runs';
+import { metadataKeywords, type RunMetadata } from '../core/schemas/metadata';
 import type { RecordedDelivery } from '../core/webhooks/store';
-import { AGENT_WORKFLOW_TYPE, agentWorkflowId, type AgentRunInput } from '../workflows/agent.contract';
+import {
+  AGENT_WORKFLOW_TYPE,
+  agentRunMemo,
+  agentWorkflowId,
+  type AgentRunInput,
+} from '../workflows/agent.contract';
 import type { agentRunWorkflow } from '../workflows/agent.workflow';
 import {
+  agentRunSearchAttributes,
   chatIdSearchAttribute,
   runIdSearchAttribute,
-  runMetadataSearchAttribute,
-  runStatusSearchAttribute,
   runViaSearchAttribute,
   toolNameSearchAttribute,
   userIdSearchAttribute,
@@ -73,30 +77,6 @@ export function workerStarter(
   return { client, taskQueue: config.TEMPORAL_TASK_QUEUE, logger, eagerStart: true };
 }
 
-/** A `key=value` keyword of AgentRunMetadata is indexed when it is at most this long (UTF-8)… */
-const METADATA_KEYWORD_MAX_BYTES = 256;
-/**
- * …and while the list's JSON stays within this: Temporal refuses a start whose search attribute
- * value passes `limit.searchAttributesSizeOfValue` (2 KB by default), and 16 pairs at their
- * longest would.
- */
-const METADATA_KEYWORDS_MAX_BYTES = 2_000;
-
-/**
- * The run's metadata as AgentRunMetadata keywords: each pair `key=value`, in key order, those short
- * enough to index (see above); the memo holds every pair.
- */
-export function metadataKeywords(metadata: RunMetadata): string[] {
-  const keywords: string[] = [];
-  for (const key of Object.keys(metadata).sort()) {
-    const keyword = `${key}=${metadata[key]}`;
-    if (Buffer.byteLength(keyword) > METADATA_KEYWORD_MAX_BYTES) continue;
-    if (Buffer.byteLength(JSON.stringify([...keywords, keyword])) > METADATA_KEYWORDS_MAX_BYTES) break;
-    keywords.push(keyword);
-  }
-  return keywords;
-}
-
 /**
  * Starts the chat's workflow for one run; a chat has one running execution at a time. `via` and
  * `metadata` go in its records only (search attributes, memo, summary), not in its input.
@@ -107,24 +87,14 @@ export function startAgentRun(
   via: Transport,
   metadata: RunMetadata = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRunWorkflow>> {
-  const keywords = metadataKeywords(metadata);
   return starter.client.workflow.start<typeof agentRunWorkflow>(AGENT_WORKFLOW_TYPE, {
     workflowId: agentWorkflowId(input.chatId),
     taskQueue: starter.taskQueue,
     args: [input],
     workflowIdConflictPolicy: 'FAIL',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    // The run id: how a retried start (the dispatcher's) recognises an execution that carries
-    // this run. The metadata: every pair, for an operator reading the execution.
-    memo: { runId: input.runId, metadata },
-    typedSearchAttributes: [
-      { key: chatIdSearchAttribute, value: input.chatId },
-      { key: runIdSearchAttribute, value: input.runId },
-      { key: userIdSearchAttribute, value: input.userId },
-      { key: runStatusSearchAttribute, value: 'QUEUED' },
-      { key: runViaSearchAttribute, value: via },
-      ...(keywords.length ? [{ key: runMetadataSearchAttribute, value: keywords }] : []),
-    ],
+    memo: agentRunMemo(input.runId, metadata),
+    typedSearchAttributes: agentRunSearchAttributes(input, via, metadataKeywords(metadata)),
     staticSummary: `Agent run ${input.runId}${input.planMode ? ' (plan mode)' : ''} via ${via.toUpperCase()}`,
   });
 }

@@ -1,7 +1,8 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ModelMessage, ModelReply } from '../core/model/types';
 import type { RunIdentity } from '../core/runs/store';
-import type { ContentBlock } from '../core/schemas/runs';
+import type { PromotedRun } from '../core/runs/queue';
+import type { ContentBlock, RunMetadata } from '../core/schemas/runs';
 
 /** The workflow type operators see in the Web UI, one execution per run, keyed by its chat. */
 export const AGENT_WORKFLOW_TYPE = 'agentRunWorkflow';
@@ -16,6 +17,29 @@ export const MAX_MODEL_STEPS = 8;
 
 export interface AgentRunInput extends RunIdentity {
   planApprovalTimeoutMs: number;
+}
+
+/**
+ * The memo of a run's execution: the run id, how a retried start recognises an execution that
+ * carries it; the metadata, every pair, for an operator reading the execution.
+ */
+export function agentRunMemo(runId: string, metadata: RunMetadata): { runId: string; metadata: RunMetadata } {
+  return { runId, metadata };
+}
+
+/**
+ * The patch under which an execution whose run's ending promoted the chat's next queued turn
+ * continues as new into it (issue 49). An execution that started before it ends as it did; its
+ * chat's next turn is then started by the dispatcher.
+ */
+export const CHAT_QUEUE_PATCH = 'chat-queue';
+
+/** A run's ending, as the statement that recorded it tells the workflow. */
+export interface RunEnded {
+  status: 'COMPLETE' | 'FAILED' | 'CANCELLED';
+  error: string | null;
+  /** The chat's next turn, promoted from its queue by this ending: the execution continues into it. */
+  next?: PromotedRun | null;
 }
 
 /**
@@ -70,7 +94,7 @@ export interface AgentStepInput {
 
 export type AgentStepResult =
   /** The run has ended (this step ended it, or a retry found it ended). */
-  | { kind: 'ended'; status: 'COMPLETE' | 'FAILED' | 'CANCELLED'; error: string | null }
+  | ({ kind: 'ended' } & RunEnded)
   /** A cancel was asked for, or the chat deleted, before the model was called. */
   | { kind: 'stop' }
   /** The run is in another execution's hands, or ended without this one. */

@@ -5,6 +5,8 @@ import {
   condition,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -25,8 +27,10 @@ import {
   TOOL_CALL,
 } from './activity-options';
 import {
+  CHAT_QUEUE_PATCH,
   MAX_MODEL_STEPS,
   PLAN_WAIT_ACTIVITY,
+  agentRunMemo,
   appendText,
   modelStepActivity,
   planDecisionSignal,
@@ -35,9 +39,10 @@ import {
   type AgentRunOutput,
   type AgentRunState,
   type PlanDecision,
+  type RunEnded,
 } from './agent.contract';
 import { userSafeFailure } from './failures';
-import { runStatusSearchAttribute } from './search-attributes';
+import { agentRunSearchAttributes, runStatusSearchAttribute } from './search-attributes';
 import { runsAsLocalActivity } from './tool-call.contract';
 
 // A model step runs as a local activity; one a stopping worker hands off, as an activity task.
@@ -56,7 +61,7 @@ type RunStatus = AgentRunState['status'];
 
 /** How the turn's own work ended, before the database has had its say. */
 type Ending =
-  | { ended: { status: 'COMPLETE' | 'FAILED' | 'CANCELLED'; error: string | null } }
+  | { ended: RunEnded }
   | { skipped: true }
   | { missing: true }
   | {
@@ -134,7 +139,23 @@ class Turn {
     this.report(ended.status, ended.status.toLowerCase());
     const code = 'code' in ending ? ending.code : undefined;
     if (ended.status === 'CANCELLED' && code === undefined) await this.temporalCancel();
+    if (ended.next && patched(CHAT_QUEUE_PATCH)) return this.continueInto(ended.next);
     return this.end(ended, code);
+  }
+
+  /**
+   * The ending promoted the chat's next queued turn: this execution continues as new into it, which
+   * Temporal does atomically as it closes this one (ContinuedAsNew), so the chat's workflow never
+   * has two executions, nor a moment with none. The new execution carries its own run: its memo and
+   * search attributes (AgentRunStatus starts again at QUEUED; this one keeps its run's last).
+   */
+  private continueInto(next: NonNullable<RunEnded['next']>): Promise<never> {
+    const { via, metadata, metadataKeywords, ...identity } = next;
+    const continueAsNew = makeContinueAsNewFunc<typeof agentRunWorkflow>({
+      memo: agentRunMemo(identity.runId, metadata),
+      typedSearchAttributes: agentRunSearchAttributes(identity, via, metadataKeywords),
+    });
+    return continueAsNew({ ...identity, planApprovalTimeoutMs: this.input.planApprovalTimeoutMs });
   }
 
   /**

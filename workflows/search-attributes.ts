@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 /** Let an operator find any run, tool call or delivery in the Temporal Web UI. */
 export const chatIdSearchAttribute = defineSearchAttributeKey('ChatId', SearchAttributeType.KEYWORD);
@@ -41,3 +41,23 @@ export const SEARCH_ATTRIBUTES = [
   webhookEventSearchAttribute,
   webhookEndpointIdSearchAttribute,
 ] as const;
+
+/**
+ * The search attributes of a run's execution, from its start, or from the continue-as-new of the
+ * chat's previous run's execution into it (a queued turn): each names its own run.
+ */
+export function agentRunSearchAttributes(
+  run: { chatId: string; runId: string; userId: string },
+  via: string,
+  /** Its metadata's AgentRunMetadata keywords (metadataKeywords, core/schemas/metadata.ts). */
+  metadataKeywords: string[],
+): SearchAttributePair[] {
+  return [
+    { key: chatIdSearchAttribute, value: run.chatId },
+    { key: runIdSearchAttribute, value: run.runId },
+    { key: userIdSearchAttribute, value: run.userId },
+    { key: runStatusSearchAttribute, value: 'QUEUED' },
+    { key: runViaSearchAttribute, value: via },
+    ...(metadataKeywords.length ? [{ key: runMetadataSearchAttribute, value: metadataKeywords }] : []),
+  ];
+}

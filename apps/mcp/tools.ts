@@ -140,7 +140,9 @@ export const MCP_TOOLS: Record<string, McpTool> = {
       'Sends a user message to the agent and queues a run that answers it. Leave chatId out to start a new ' +
       'chat; give it to continue one. planMode: true makes the agent propose a plan and wait for decide_plan ' +
       'before it uses any tool. A chat runs one turn at a time: while its run is active this fails with ' +
-      'RUN_ACTIVE. Returns chatId and runId at once (status "queued"); follow the run with wait_for_run. ' +
+      'RUN_ACTIVE, unless onActiveRun says otherwise: "enqueue" queues the turn behind it (queuePosition; ' +
+      'QUEUE_FULL past the chat\'s cap), "interrupt" cancels the active run and this turn runs next. ' +
+      'Returns chatId and runId at once (status "queued"); follow the run with wait_for_run. ' +
       'Give an idempotencyKey to retry safely: a retry with the same key gets the first answer and sends nothing.',
     input: completionBodySchema,
     output: queuedTurnSchema,

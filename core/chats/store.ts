@@ -89,11 +89,14 @@ export async function softDeleteChat(pool: Pool, userId: string, chatId: string)
  * subquery, not NOT EXISTS: the planner may turn NOT EXISTS into an anti join that hashes every
  * answer of every chat, where this is one probe of the index on "replyToId" per message read.
  */
-export const NOT_SUPERSEDED = (m: string, upTo?: string) => `COALESCE((
+export const NOT_SUPERSEDED = (m: string, upTo?: string) => `COALESCE(${SUPERSEDED_PROBE(m, upTo)}, true)`;
+
+/** False when message `m` was replaced (see NOT_SUPERSEDED), null otherwise. */
+export const SUPERSEDED_PROBE = (m: string, upTo?: string) => `(
   SELECT false FROM "Message" later
    WHERE later."replyToId" = ${m}."replyToId" AND (later."createdAt", later.id) > (${m}."createdAt", ${m}.id)
      ${upTo ? `AND (later."createdAt", later.id) <= ${upTo}` : ''}
-   LIMIT 1), true)`;
+   LIMIT 1)`;
 
 /** One page of a chat's messages, oldest first, with their attachments. */
 export async function selectMessages(

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { HistoryRow, StoredSummary } from '../runs/store';
-import { NOT_SUPERSEDED } from './store';
+import { MODEL_READS } from '../runs/queue';
 
 /**
  * A long chat's summary (compaction, core/model/context.ts): the messages it is to take in next,
@@ -10,7 +10,7 @@ import { NOT_SUPERSEDED } from './store';
 /**
  * The chat's messages after `after` (the summary's last, or the chat's start when null) and
  * before `before` (exclusive), oldest first, `limit` at most, without the answers a later answer
- * replaced (as the step's history read): the next stretch a compaction takes in, read forward
+ * replaced and the turns still queued (as the step's history read): the next stretch a compaction takes in, read forward
  * through the index on (chatId, createdAt, id).
  */
 export async function selectMessagesToSummarise(
@@ -29,7 +29,7 @@ export async function selectMessagesToSummarise(
               AND (m."createdAt", m.id) > (COALESCE($2::timestamptz, '-infinity'),
                                            COALESCE($3::uuid, '00000000-0000-0000-0000-000000000000'))
               AND (m."createdAt", m.id) < ($4::timestamptz, $5::uuid)
-              AND ${NOT_SUPERSEDED('m')}
+              AND ${MODEL_READS('m')}
             ORDER BY m."createdAt", m.id
             LIMIT $6`,
     values: [

@@ -247,9 +247,12 @@ export const configSchema = z
     MAX_WEBHOOK_ENDPOINTS_PER_USER: positiveInt(10),
     /**
      * Runs not yet terminal (QUEUED, RUNNING, WAITING) over all of a user's chats: what one user
-     * can hold of the worker. A send past it answers 429 ACTIVE_LIMIT.
+     * can hold of the worker. A send past it answers 429 ACTIVE_LIMIT. A turn waiting in a chat's
+     * queue is not counted: it runs nothing until it takes its chat's ended run's place.
      */
     MAX_ACTIVE_RUNS_PER_USER: positiveInt(10),
+    /** Turns one chat may hold queued behind its run (onActiveRun "enqueue"); past it, 409 QUEUE_FULL. */
+    MAX_QUEUED_TURNS_PER_CHAT: positiveInt(10),
     /**
      * Tool calls running at once for one user (direct calls and runs' calls together). A direct
      * call past it answers 429 ACTIVE_LIMIT; a run's call waits (retried) for a slot.

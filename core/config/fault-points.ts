@@ -13,6 +13,8 @@ export const FAULT_POINTS = [
   'storage-put',
   /** A tool call's success is recorded (and its deliveries started), its workflow not yet told (worker). */
   'tool-recorded',
+  /** A run's ending is recorded (it may have promoted the chat's next queued turn), its workflow not yet told (worker). */
+  'run-finished',
 ] as const;
 
 export type FaultPoint = (typeof FAULT_POINTS)[number];

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_IN_PROGRESS: 409,
   PLAN_CHANGED: 409,
   NOT_LATEST_TURN: 409,
+  QUEUE_FULL: 409,
   INSUFFICIENT_CREDITS: 402,
   BUDGET_EXCEEDED: 402,
   PAYLOAD_TOO_LARGE: 413,
@@ -103,6 +104,7 @@ export class ConflictError extends AppError {
       | 'RUN_NOT_ACTIVE'
       | 'WAITPOINT_RESOLVED'
       | 'PLAN_CHANGED'
+      | 'QUEUE_FULL'
       | 'EMAIL_TAKEN'
       | 'DELIVERY_IN_PROGRESS'
     >,

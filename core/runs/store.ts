@@ -11,6 +11,15 @@ import {
   type DeliveryRow,
   type RecordedDelivery,
 } from '../webhooks/store';
+import {
+  PROMOTED_CTE,
+  toPromotedRun,
+  UNTAKEN_PROMOTED_JSON,
+  WAITING_FOR_JSON,
+  type CancelledRun,
+  type OnActiveRun,
+  type PromotedRun,
+} from './queue';
 
 /**
  * The run's lifecycle in SQL: every change of a run's status is one statement that also records
@@ -50,8 +59,9 @@ function agentEventData(status: string, error?: string, terminal = false): strin
  * What a step reads of its chat after its stored summary: the messages up to and including the
  * run's own, the newest `limit` of them and one more, which only says the read stopped short
  * (oldest first). An answer a later answer to the same message replaced (regenerated) is left out:
- * the model reads on from the newest. The read is the `chat_history` function of the schema
- * (migration 20261210000000_chat_history_read), which walks the index on (chatId, createdAt, id)
+ * the model reads on from the newest; so is a turn still waiting in the chat's queue (not said
+ * yet: an interrupting turn starts ahead of the queued ones). The read is the `chat_history` function of the schema
+ * (migrations chat_history_read and chat_history_queue), which walks the index on (chatId, createdAt, id)
  * down from the run's message whatever the chat's length. `cur` is the gate's row of the run (its
  * chat, its message's position, its summary's).
  */
@@ -326,6 +336,11 @@ export interface FinishedRun {
   /** False when the run had already ended: someone else's statement decided it. */
   endedNow: boolean;
   deliveries: RecordedDelivery[];
+  /**
+   * The chat's next turn, promoted from its queue by this ending (or, when the run had already
+   * ended, promoted by that ending and not yet taken by any execution): the caller starts it.
+   */
+  next: PromotedRun | null;
 }
 
 export const CANCELLED_MESSAGE = 'The run was cancelled.';
@@ -335,8 +350,11 @@ export const CANCELLED_MESSAGE = 'The run was cancelled.';
  * closed; on COMPLETE the assistant message, its generated images and the chat's last message;
  * and its one terminal event. The update's own WHERE decides every race under the row lock: a
  * run already ended is left alone (and reported as it ended), and a COMPLETE that meets a cancel
- * already asked for (or a deleted chat) ends CANCELLED, so a 202 cancel always wins. Null when
- * the run does not exist.
+ * already asked for (or a deleted chat) ends CANCELLED, so a 202 cancel always wins. The chat's
+ * row is locked first, as an admission locks it, and the chat's next queued turn becomes its head
+ * in the same statement (migration run_queue): the chat is never left with a queue and no head,
+ * and a send racing the ending either queues before it or finds the chat free after it. Null
+ * when the run does not exist.
  */
 export async function finishRun(pool: Pool, input: FinishRunInput): Promise<FinishedRun | null> {
   const { rows } = await pool.query<{
@@ -344,6 +362,7 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
     error: string | null;
     userId: string;
     deliveries: DeliveryRow[];
+    next: Record<string, unknown> | null;
   }>({
     name: 'run-finish',
     text: `WITH cur AS (
@@ -351,7 +370,7 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
                                 AND (r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL)
                                THEN 'CANCELLED' ELSE $2 END AS final
                FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
-              WHERE r.id = $1 AND r.status IN ${ACTIVE}
+              WHERE r.id = $1 AND r.status IN ${ACTIVE} AND chat_queue_lock(r."chatId")
                 FOR UPDATE OF r
            ), fin AS (
              UPDATE "Run" r
@@ -402,8 +421,10 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
              event: `CASE WHEN s.status = 'COMPLETE' THEN 'agent.completed' ELSE 'agent.failed' END`,
              key: 's.id',
              data: agentEventData('s.status', `CASE WHEN s.status = 'FAILED' THEN s.error END`, true),
-           })}
-           SELECT fin.status, fin.error, fin."userId", ${deliveriesColumn('ended')} AS deliveries FROM fin`,
+           })}, ${PROMOTED_CTE}
+           SELECT fin.status, fin.error, fin."userId", ${deliveriesColumn('ended')} AS deliveries,
+                  (SELECT to_jsonb(p) FROM promoted p) AS next
+             FROM fin`,
     values: [
       input.runId,
       input.status,
@@ -422,17 +443,27 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
       error: ended.error,
       endedNow: true,
       deliveries: toRecorded(ended.userId, ended.deliveries),
+      next: ended.next && toPromotedRun(ended.next),
     };
   }
-  const existing = await pool.query<{ status: string; error: string | null }>(
-    `SELECT status::text, error FROM "Run" WHERE id = $1`,
-    [input.runId],
-  );
+  const existing = await pool.query<{
+    status: string;
+    error: string | null;
+    next: Record<string, unknown> | null;
+  }>(`SELECT r.status::text, r.error, ${UNTAKEN_PROMOTED_JSON} AS next FROM "Run" r WHERE r.id = $1`, [
+    input.runId,
+  ]);
   const row = existing.rows[0];
   if (!row) return null;
   // Still active here means the row changed under us between the two statements; the caller retries.
   if (!['COMPLETE', 'FAILED', 'CANCELLED'].includes(row.status)) throw new Error('The run is still active.');
-  return { status: row.status as TerminalStatus, error: row.error, endedNow: false, deliveries: [] };
+  return {
+    status: row.status as TerminalStatus,
+    error: row.error,
+    endedNow: false,
+    deliveries: [],
+    next: row.next && toPromotedRun(row.next),
+  };
 }
 
 export interface RunScope {
@@ -464,30 +495,27 @@ export async function explainRunMiss(pool: Pool, scope: RunScope): Promise<RunMi
 export async function requestRunCancel(
   pool: Pool,
   scope: RunScope,
-): Promise<{ triggerRunId: string | null } | null> {
-  const { rows } = await pool.query<{ triggerRunId: string | null }>(
+): Promise<{ triggerRunId: string | null; queued: boolean } | null> {
+  const { rows } = await pool.query<{ triggerRunId: string | null; queued: boolean }>(
     `UPDATE "Run" r SET "cancelRequestedAt" = COALESCE(r."cancelRequestedAt", now()), "updatedAt" = now()
        FROM "Chat" c
       WHERE r.id = $3 AND r."chatId" = $2 AND c.id = r."chatId" AND c."userId" = $1 AND c."deletedAt" IS NULL
         AND r.status IN ${ACTIVE}
-      RETURNING r."triggerRunId"`,
+      RETURNING r."triggerRunId", r."queueSeq" IS NOT NULL AS queued`,
     [scope.userId, scope.chatId, scope.runId],
   );
   return rows[0] ?? null;
 }
 
-/** Records a cancel on the chat's active run, if any (the chat is being deleted). */
-export async function requestChatRunCancel(
-  pool: Pool,
-  chatId: string,
-): Promise<{ runId: string; triggerRunId: string | null } | null> {
-  const { rows } = await pool.query<{ runId: string; triggerRunId: string | null }>(
+/** Records a cancel on the chat's active runs, its head and its queued turns (the chat is being deleted). */
+export async function requestChatRunCancel(pool: Pool, chatId: string): Promise<CancelledRun[]> {
+  const { rows } = await pool.query<CancelledRun>(
     `UPDATE "Run" SET "cancelRequestedAt" = COALESCE("cancelRequestedAt", now()), "updatedAt" = now()
       WHERE "chatId" = $1 AND status IN ${ACTIVE}
-      RETURNING id AS "runId", "triggerRunId"`,
+      RETURNING id AS "runId", "triggerRunId", "queueSeq" IS NOT NULL AS queued`,
     [chatId],
   );
-  return rows[0] ?? null;
+  return rows;
 }
 
 /**
@@ -548,7 +576,8 @@ export async function selectActiveRun(
             (SELECT ${WAITPOINT_JSON} FROM "Waitpoint" w
               WHERE w."runId" = r.id AND w.status = 'PENDING' ORDER BY w."createdAt" DESC LIMIT 1) AS waitpoint
        FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
-      WHERE r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL AND r.status IN ${ACTIVE}`,
+      WHERE r."chatId" = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL AND r.status IN ${ACTIVE}
+        AND r."queueSeq" IS NULL`,
     [userId, chatId],
   );
   return rows[0];
@@ -728,8 +757,9 @@ export interface QueuedRun extends RunIdentity {
 }
 
 /**
- * QUEUED runs no execution has taken, admitted more than `graceSeconds` ago and not looked at in
- * the last `recheckSeconds`, oldest first.
+ * QUEUED head runs no execution has taken, admitted (or promoted from their chat's queue) more
+ * than `graceSeconds` ago and not looked at in the last `recheckSeconds`, oldest first. A turn
+ * still waiting in its chat's queue is not one: it starts when promoted.
  */
 export async function selectQueuedRuns(
   pool: Pool,
@@ -740,14 +770,27 @@ export async function selectQueuedRuns(
     text: `SELECT r.id AS "runId", r."chatId", r."userId", r."messageId", r."assistantMessageId", r."traceId",
                   r."planMode", r.via, r.metadata, r."cancelRequestedAt" IS NOT NULL OR c."deletedAt" IS NOT NULL AS "stopRequested"
              FROM "Run" r JOIN "Chat" c ON c.id = r."chatId"
-            WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL
-              AND r."createdAt" < now() - make_interval(secs => $1)
+            WHERE r.status = 'QUEUED' AND r."triggerRunId" IS NULL AND r."queueSeq" IS NULL
+              AND COALESCE(r."promotedAt", r."createdAt") < now() - make_interval(secs => $1)
               AND (r."checkedAt" IS NULL OR r."checkedAt" < now() - make_interval(secs => $2))
             ORDER BY r."createdAt"
             LIMIT $3`,
     values: [input.graceSeconds, input.recheckSeconds, input.limit],
   });
   return rows;
+}
+
+/**
+ * Whether the run still waits for an execution to take it: admitted (or promoted from its chat's
+ * queue), not started by any, not ended.
+ */
+export async function runAwaitsStart(pool: Pool, runId: string): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'run-awaits-start',
+    text: `SELECT 1 FROM "Run" WHERE id = $1 AND status = 'QUEUED' AND "triggerRunId" IS NULL AND "queueSeq" IS NULL`,
+    values: [runId],
+  });
+  return rowCount === 1;
 }
 
 export async function markRunsChecked(pool: Pool, runIds: string[]): Promise<void> {
@@ -818,7 +861,8 @@ export async function listRunsAwaitingSignal(pool: Pool): Promise<
  */
 /**
  * `no-chat`: no such chat of the user. `chat-busy`: the chat has a run not yet terminal.
- * `at-cap`: the user has `maxActiveRuns` runs not yet terminal. Nothing is written but on admission.
+ * `at-cap`: the user has `maxActiveRuns` runs not yet terminal. `queue-full`: `maxQueued` turns
+ * already wait in the chat's queue. Nothing is written but on admission.
  */
 export type TurnAdmission =
   | {
@@ -829,10 +873,15 @@ export type TurnAdmission =
        * run ends), and the chat's next start cannot begin before it has.
        */
       closingExecution: string | null;
+      /** The turn's place in the chat's queue (1 is next); null when it is the chat's head. */
+      queuePosition: number | null;
+      /** The runs whose cancel an interrupt recorded (see chat_turn_place). */
+      cancelled: CancelledRun[];
     }
   | 'no-chat'
   | 'chat-busy'
-  | 'at-cap';
+  | 'at-cap'
+  | 'queue-full';
 
 export async function insertTurn(
   pool: Pool,
@@ -863,6 +912,10 @@ export async function insertTurn(
     closingSeconds: number;
     /** The send's metadata pairs. */
     metadata: RunMetadata;
+    /** What the turn does when its chat already has one (see chat_turn_place). */
+    onActiveRun: OnActiveRun;
+    /** The chat's queue's cap. */
+    maxQueued: number;
   } & RunSettingsInput,
 ): Promise<TurnAdmission> {
   // Rows inserted by one CTE are invisible to its siblings, so a new chat is inserted with its
@@ -873,6 +926,9 @@ export async function insertTurn(
     chats: number;
     busy: boolean;
     closingExecution: string | null;
+    outcome: string | null;
+    position: number | null;
+    cancelled: CancelledRun[] | null;
   }>({
     name: 'admit-turn',
     text: `WITH slot AS (
@@ -895,11 +951,20 @@ export async function insertTurn(
          SELECT id, "agentSettings" FROM new_chat
          UNION ALL
          SELECT id, "agentSettings" FROM existing
+       ), place AS (
+         -- A new chat's turn is its head; an existing chat's is placed under the chat's lock.
+         SELECT 'head' AS outcome, NULL::bigint AS queue_seq, NULL::int AS "position", NULL::jsonb AS cancelled
+          WHERE $4::text IS NOT NULL AND EXISTS (SELECT 1 FROM slot)
+         UNION ALL
+         -- A turn queued behind the chat's head needs no place under the user's cap (it runs nothing yet).
+         SELECT * FROM chat_turn_place($2, $3, $20, $21, EXISTS (SELECT 1 FROM slot)) WHERE $4::text IS NULL
        ), run AS (
          INSERT INTO "Run" (id, "chatId", "userId", "messageId", "assistantMessageId", "planMode", "traceId", via,
-                            settings, budget, metadata, "updatedAt")
-         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, ${runSettingsSql('chat', '$15', '$16', '$17')}, $18::jsonb, $19, now()
-           FROM chat CROSS JOIN slot
+                            settings, budget, metadata, "updatedAt", "queueSeq")
+         SELECT $1, chat.id, $3, $5, $6, $7, $8, $13, ${runSettingsSql('chat', '$15', '$16', '$17')}, $18::jsonb, $19, now(),
+                place.queue_seq
+           FROM chat CROSS JOIN place
+          WHERE place.outcome IN ('head', 'queued')
          RETURNING id
        ), ${runMetadataCte('tagged', 'run', '$3', '$19')}, msg AS (
          INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks", "createdAt")
@@ -923,7 +988,9 @@ export async function insertTurn(
               (SELECT p."triggerRunId" FROM (
                  SELECT "triggerRunId", "finishedAt" FROM "Run" WHERE "chatId" = $2 AND id <> $1
                   ORDER BY "createdAt" DESC LIMIT 1
-               ) p WHERE p."finishedAt" > now() - make_interval(secs => $14)) AS "closingExecution"`,
+               ) p WHERE p."finishedAt" > now() - make_interval(secs => $14)) AS "closingExecution",
+              place.outcome, place."position", place.cancelled
+         FROM (SELECT 1) one LEFT JOIN place ON true`,
     values: [
       turn.runId,
       turn.chatId,
@@ -941,10 +1008,20 @@ export async function insertTurn(
       turn.closingSeconds,
       ...runSettingsValues(turn),
       JSON.stringify(turn.metadata),
+      turn.onActiveRun,
+      turn.maxQueued,
     ],
   });
   const row = rows[0];
-  if (row?.admitted) return { admitted: true, closingExecution: row.closingExecution };
+  if (row?.admitted)
+    return {
+      admitted: true,
+      closingExecution: row.closingExecution,
+      queuePosition: row.position,
+      cancelled: row.cancelled ?? [],
+    };
+  if (row?.outcome === 'full') return 'queue-full';
+  if (row?.outcome === 'busy') return 'chat-busy';
   // A new chat is only inserted with a place, so its absence here means the cap.
   if (!row?.chats && turn.newChatTitle === null) return 'no-chat';
   return row?.busy ? 'chat-busy' : 'at-cap';
@@ -1079,7 +1156,15 @@ export async function insertRegeneration(
   const row = rows[0];
   const userMessageId = row?.target ?? null;
   if (row?.admitted)
-    return { admission: { admitted: true, closingExecution: row.closingExecution }, userMessageId };
+    return {
+      admission: {
+        admitted: true,
+        closingExecution: row.closingExecution,
+        queuePosition: null,
+        cancelled: [],
+      },
+      userMessageId,
+    };
   if (!row?.chats) return { admission: 'no-chat', userMessageId };
   if (!row.target) return { admission: 'no-message', userMessageId };
   if (row.target !== row.latest) return { admission: 'not-latest', userMessageId };
@@ -1099,6 +1184,21 @@ export async function selectOwnAttachments(
   return rows;
 }
 
+/** Run `r` as toRunSnapshot reads it: the row, its tool calls, waitpoints, webhooks and wait. */
+export const RUN_SNAPSHOT_JSON = `to_jsonb(r) || jsonb_build_object(
+    -- The last stream event this read reflects: the stream goes on after it.
+    'eventSeq', COALESCE((SELECT s.seq FROM "RunEventSeq" s WHERE s."runId" = r.id), 0),
+    'toolCalls', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+        'id', t.id, 'toolName', t."toolName", 'status', t.status, 'input', t.input,
+        'result', t.result, 'error', t.error, 'startedAt', t."startedAt", 'finishedAt', t."finishedAt")
+      ORDER BY t."startedAt", t.id) FROM "ToolCall" t WHERE t."runId" = r.id), '[]'::jsonb),
+    'waitpoints', COALESCE((SELECT jsonb_agg(${WAITPOINT_JSON}
+      ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb),
+    'usage', ${runUsageSql('r.id')},
+    'stepUsage', ${runStepUsageSql('r.id')},
+    'webhooks', ${RUN_WEBHOOKS_JSON},
+    'waitingFor', ${WAITING_FOR_JSON})`;
+
 /**
  * A run with its tool calls and waitpoints, in one indexed statement scoped to the caller's chat.
  * Undefined: no such chat of the caller; `run` null: the chat has no such run.
@@ -1110,19 +1210,7 @@ export async function selectRunSnapshot(
   const { rows } = await pool.query<{ run: Record<string, unknown> | null }>({
     name: 'run-snapshot',
     text: `SELECT true AS "chatFound",
-            (SELECT to_jsonb(r) || jsonb_build_object(
-                 -- The last stream event this read reflects: the stream goes on after it.
-                 'eventSeq', COALESCE((SELECT s.seq FROM "RunEventSeq" s WHERE s."runId" = r.id), 0),
-                 'toolCalls', COALESCE((SELECT jsonb_agg(jsonb_build_object(
-                     'id', t.id, 'toolName', t."toolName", 'status', t.status, 'input', t.input,
-                     'result', t.result, 'error', t.error, 'startedAt', t."startedAt", 'finishedAt', t."finishedAt")
-                   ORDER BY t."startedAt", t.id) FROM "ToolCall" t WHERE t."runId" = r.id), '[]'::jsonb),
-                 'waitpoints', COALESCE((SELECT jsonb_agg(${WAITPOINT_JSON}
-                   ORDER BY w."createdAt", w.id) FROM "Waitpoint" w WHERE w."runId" = r.id), '[]'::jsonb),
-                 'usage', ${runUsageSql('r.id')},
-                 'stepUsage', ${runStepUsageSql('r.id')},
-                 'webhooks', ${RUN_WEBHOOKS_JSON})
-               FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
+            (SELECT ${RUN_SNAPSHOT_JSON} FROM "Run" r WHERE r.id = $3 AND r."chatId" = c.id) AS run
        FROM "Chat" c
       WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
     values: [scope.userId, scope.chatId, scope.runId],

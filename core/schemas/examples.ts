@@ -106,6 +106,7 @@ export const exampleQueuedTurn = {
   runId: RUN_ID,
   triggerRunId: null,
   status: 'queued' as const,
+  queuePosition: null,
 };
 
 export const exampleCropInput = {
@@ -274,6 +275,7 @@ export const exampleRunSnapshot = {
     },
   ],
   webhooks: [exampleRunWebhook],
+  waitingFor: null,
 };
 
 export const exampleRegenerateRequest = { metadata: { ...exampleMetadata, attempt: '2' } };
@@ -285,6 +287,7 @@ export const exampleRegeneratedTurn = {
   runId: REGENERATED_RUN_ID,
   triggerRunId: null,
   status: 'queued' as const,
+  queuePosition: null,
 };
 
 export const exampleForkRequest = { messageId: ASSISTANT_MESSAGE_ID, title: 'Lighthouse crops, take two' };

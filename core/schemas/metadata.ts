@@ -35,3 +35,27 @@ export const runMetadataSchema = z
     'x-extension': true,
   });
 export type RunMetadata = z.output<typeof runMetadataSchema>;
+
+/** A `key=value` keyword of AgentRunMetadata is indexed when it is at most this long (UTF-8)… */
+const METADATA_KEYWORD_MAX_BYTES = 256;
+/**
+ * …and while the list's JSON stays within this: Temporal refuses a start whose search attribute
+ * value passes `limit.searchAttributesSizeOfValue` (2 KB by default), and 16 pairs at their
+ * longest would.
+ */
+const METADATA_KEYWORDS_MAX_BYTES = 2_000;
+
+/**
+ * The run's metadata as AgentRunMetadata keywords: each pair `key=value`, in key order, those short
+ * enough to index (see above); the memo holds every pair.
+ */
+export function metadataKeywords(metadata: RunMetadata): string[] {
+  const keywords: string[] = [];
+  for (const key of Object.keys(metadata).sort()) {
+    const keyword = `${key}=${metadata[key]}`;
+    if (Buffer.byteLength(keyword) > METADATA_KEYWORD_MAX_BYTES) continue;
+    if (Buffer.byteLength(JSON.stringify([...keywords, keyword])) > METADATA_KEYWORDS_MAX_BYTES) break;
+    keywords.push(keyword);
+  }
+  return keywords;
+}

@@ -24,6 +24,10 @@ export { runMetadataSchema, type RunMetadata };
 extendZodWithOpenApi(z);
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'WAITING', 'COMPLETE', 'FAILED', 'CANCELLED'] as const;
+
+/** What a send does when its chat already has a run not yet terminal (extension). */
+export const ON_ACTIVE_RUN = ['reject', 'enqueue', 'interrupt'] as const;
+export type OnActiveRun = (typeof ON_ACTIVE_RUN)[number];
 export const TERMINAL_RUN_STATUSES = ['COMPLETE', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -254,6 +258,27 @@ const toolCallSchema = z
   })
   .openapi('ToolCall');
 
+/** Why a run is not moving (extension): see docs/runs.md, "Why a run is not moving". */
+export const waitingForSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('plan_approval'),
+      waitpointId: z.uuid(),
+      expiresAt: z.iso.datetime(),
+    }),
+    z.object({
+      kind: z.literal('queue'),
+      position: z.number().int().min(1).openapi({ description: "Its place in the chat's queue; 1 is next." }),
+    }),
+  ])
+  .nullable()
+  .openapi('WaitingFor', {
+    description:
+      "What the run waits for while it is not moving (extension): its plan's decision, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded.",
+    'x-extension': true,
+  });
+export type WaitingFor = z.infer<typeof waitingForSchema>;
+
 export const runSnapshotSchema = z
   .object({
     id: z.uuid(),
@@ -283,6 +308,7 @@ export const runSnapshotSchema = z
       description:
         "The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them.",
     }),
+    waitingFor: waitingForSchema,
     error: z.string().nullable(),
     cancelRequestedAt: z.iso.datetime().nullable().openapi({
       description:
@@ -363,6 +389,12 @@ const MAX_IMAGE_URLS = 8;
 const MAX_URL_LENGTH = 2048;
 const MAX_FEEDBACK = 2000;
 
+const onActiveRunSchema = z.enum(ON_ACTIVE_RUN).default('reject').openapi({
+  description:
+    "What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).",
+  'x-extension': true,
+});
+
 export const completionBodySchema = z
   .object({
     text: stored(z.string().min(1).max(MAX_TEXT)),
@@ -375,6 +407,7 @@ export const completionBodySchema = z
     planMode: z.boolean().default(false),
     ...sendSettingsShape,
     metadata: runMetadataSchema.default({}),
+    onActiveRun: onActiveRunSchema,
   })
   .strict()
   .openapi('CompletionRequest', { example: exampleCompletionRequest });
@@ -406,6 +439,7 @@ export const completionFormSchema = z
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
+    onActiveRun: onActiveRunSchema,
     file: z
       .array(z.string().openapi({ format: 'binary' }))
       .max(MAX_FILES)
@@ -547,6 +581,16 @@ export const queuedTurnSchema = z
     runId: z.uuid(),
     triggerRunId: z.string().nullable(),
     status: z.literal('queued'),
+    queuePosition: z.number().int().min(1).nullable().openapi({
+      description:
+        "The turn's place in the chat's queue (extension; 1 is next): it starts when the runs before it have ended. Null when it is the chat's run now.",
+      'x-extension': true,
+    }),
+    interruptedRunIds: z.array(z.uuid()).optional().openapi({
+      description:
+        'With `onActiveRun: "interrupt"`: the run this turn cancelled, the chat\'s active run; empty when the chat had none (extension). It ends CANCELLED with its agent.failed, as any cancelled run.',
+      'x-extension': true,
+    }),
   })
   .openapi('QueuedTurn', { example: exampleQueuedTurn });
 
@@ -597,6 +641,7 @@ export function toRunSnapshot(r: Record<string, unknown>): RunSnapshot {
       credits: s.credits,
       compacted: s.compacted,
     })),
+    waitingFor: (r.waitingFor ?? null) as WaitingFor,
     webhooks: (r.webhooks as Record<string, unknown>[]).map((d) => ({
       deliveryId: d.deliveryId as string,
       event: d.event as RunSnapshot['webhooks'][number]['event'],

@@ -12,9 +12,10 @@ import {
   type RunSettingsInput,
   type TurnAdmission,
 } from '../../core/runs/store';
+import type { CancelledRun } from '../../core/runs/queue';
 import { DEFAULT_CHAT_TITLE } from '../../core/schemas/chats';
 import { currentTraceId } from '../../core/telemetry/tracing';
-import { toActiveRun, type ContentBlock, type RunMetadata } from '../../core/schemas/runs';
+import { toActiveRun, type ContentBlock, type OnActiveRun, type RunMetadata } from '../../core/schemas/runs';
 import type { PreparedAttachment } from '../../core/uploads/attachments';
 import type { Caller, OperationDeps } from '../deps';
 import { activeLimit } from '../limits';
@@ -42,6 +43,8 @@ export interface TurnRequest {
   /** The send's own settings, each winning over the chat's default and the operator's. */
   settings?: SendSettings;
   budget?: BudgetInput;
+  /** What the turn does when its chat has a run not yet terminal; `reject` unless given. */
+  onActiveRun?: OnActiveRun;
 }
 
 /** A send's settings (core/schemas/agent), each optional. */
@@ -104,6 +107,10 @@ export interface AdmittedTurn {
   messageId: string;
   /** The chat's previous run's execution, when that run has only just ended (see startRun). */
   closingExecution: string | null;
+  /** Its place in the chat's queue; null when it is the chat's run now (and is to be started). */
+  queuePosition: number | null;
+  /** The runs an interrupt cancelled: the caller ends the queued ones and tells the head's execution. */
+  cancelled: CancelledRun[];
 }
 
 /**
@@ -171,7 +178,9 @@ async function assertPublicImageUrls(deps: OperationDeps, urls: readonly string[
 
 /**
  * Admits a turn: its chat (when new), user message, attachments and QUEUED run, written at once
- * (see insertTurn); a chat with an active run answers 409 RUN_ACTIVE, and nothing is written.
+ * (see insertTurn). A chat with an active run answers 409 RUN_ACTIVE, and nothing is written;
+ * unless the turn says otherwise (`onActiveRun`): queued behind it (409 QUEUE_FULL past the
+ * chat's cap), or queued first with the cancel of every other turn of the chat recorded.
  */
 export async function admitTurn(
   deps: OperationDeps,
@@ -225,6 +234,8 @@ export async function admitTurn(
         closingSeconds: RECENTLY_ENDED_SECONDS,
         ...runSettingsInput(deps.config, turn),
         metadata: turn.metadata ?? {},
+        onActiveRun: turn.onActiveRun ?? 'reject',
+        maxQueued: deps.config.MAX_QUEUED_TURNS_PER_CHAT,
       }),
     ).catch((err: unknown) => {
       if ((err as { code?: string }).code === PG_UNIQUE_VIOLATION) return 'chat-busy';
@@ -244,6 +255,13 @@ export async function admitTurn(
     }
   }
   if (admitted === 'no-chat') throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
+  if (admitted === 'queue-full') {
+    const max = deps.config.MAX_QUEUED_TURNS_PER_CHAT;
+    throw new ConflictError(
+      'QUEUE_FULL',
+      `This chat already has ${max} turns queued; send again when one has started.`,
+    );
+  }
   if (admitted === 'at-cap') {
     throw activeLimit('MAX_ACTIVE_RUNS_PER_USER', deps.config.MAX_ACTIVE_RUNS_PER_USER, 'runs');
   }
@@ -251,6 +269,8 @@ export async function admitTurn(
   return {
     messageId,
     closingExecution: admitted.closingExecution,
+    queuePosition: admitted.queuePosition,
+    cancelled: admitted.cancelled,
     run: {
       runId,
       chatId,

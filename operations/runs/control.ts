@@ -1,7 +1,10 @@
 import { ConflictError, NotFoundError } from '../../core/errors/app-error';
+import type { CancelledRun } from '../../core/runs/queue';
 import {
+  CANCELLED_MESSAGE,
   claimPlanDecision,
   explainRunMiss,
+  finishRun,
   requestChatRunCancel,
   requestRunCancel,
   selectWaitpointPlan,
@@ -11,9 +14,10 @@ import {
   type WaitpointRow,
 } from '../../core/runs/store';
 import { agentWorkflowId, planDecisionSignal } from '../../workflows/agent.contract';
-import { runningExecutionOf } from '../temporal';
+import { runningExecutionOf, startDeliveries, starterOf } from '../temporal';
 import { planHashOf } from '../../core/schemas/runs';
 import type { OperationDeps } from '../deps';
+import { startPromoted } from './start';
 
 function missError(miss: DecisionMiss): Error {
   switch (miss) {
@@ -40,18 +44,54 @@ function missError(miss: DecisionMiss): Error {
  * CANCELLED whatever happens (a 202 wins the race with the model's last word), and a run that
  * ended first answers 409 RUN_NOT_ACTIVE. Then its execution is told, so that it stops at once;
  * an execution that has not started yet, or does not hear it, meets the recorded cancel at its
- * next step, and a run never dispatched is ended by the dispatcher.
+ * next step, and a run never dispatched is ended by the dispatcher. A turn still waiting in its
+ * chat's queue has no execution: it is ended here, at once (and never promoted once its cancel is
+ * recorded).
  */
 export async function requestCancel(deps: OperationDeps, scope: RunScope): Promise<void> {
   const marked = await requestRunCancel(deps.db.pool, scope);
   if (!marked) throw missError(await explainRunMiss(deps.db.pool, scope));
-  await cancelExecution(deps, scope.chatId, scope.runId, marked.triggerRunId);
+  await settleCancelled(deps, scope.chatId, [{ runId: scope.runId, ...marked }]);
 }
 
-/** Cancels the chat's active run, if any: deleting a chat stops its work. */
+/** Cancels the chat's active runs, its head and its queued turns: deleting a chat stops its work. */
 export async function cancelActiveRunOfChat(deps: OperationDeps, chatId: string): Promise<void> {
-  const marked = await requestChatRunCancel(deps.db.pool, chatId);
-  if (marked) await cancelExecution(deps, chatId, marked.runId, marked.triggerRunId);
+  await settleCancelled(deps, chatId, await requestChatRunCancel(deps.db.pool, chatId));
+}
+
+/**
+ * After a cancel is recorded (by the cancel route, an interrupt, a chat's deletion): a queued turn
+ * is ended now, CANCELLED with its agent.failed; the head's execution is told. Should this process
+ * die first, the dispatcher ends the queued turns and the head meets its cancel at its next step.
+ */
+export async function settleCancelled(
+  deps: OperationDeps,
+  chatId: string,
+  runs: readonly CancelledRun[],
+): Promise<void> {
+  for (const run of runs) {
+    if (run.queued) await endQueuedRun(deps, run.runId);
+    else await cancelExecution(deps, chatId, run.runId, run.triggerRunId);
+  }
+}
+
+/**
+ * Ends a run no execution has taken (a queued turn, a head cancelled before its start): CANCELLED,
+ * with its agent.failed, and the chat's next turn started should the ending promote one.
+ */
+export async function endQueuedRun(deps: OperationDeps, runId: string): Promise<void> {
+  const ended = await finishRun(deps.db.pool, {
+    runId,
+    status: 'CANCELLED',
+    error: CANCELLED_MESSAGE,
+    text: '',
+    contentBlocks: [],
+    images: [],
+    waitpointStatus: 'CANCELLED',
+  });
+  if (!ended) return;
+  await startDeliveries(starterOf(deps), ended.deliveries);
+  if (ended.next) await startPromoted(deps, ended.next);
 }
 
 async function cancelExecution(

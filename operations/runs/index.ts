@@ -6,6 +6,7 @@ import type {
   RunSnapshot,
   WaitpointDto,
   PlanDecisionInput,
+  OnActiveRun,
 } from '../../core/schemas/runs';
 import {
   sendSettingsOf,
@@ -21,12 +22,13 @@ import { selectChatRuns, selectUserRuns, type RunRow } from '../../core/runs/lis
 import { admitRegeneration, type RegenerateRequest } from './regenerate';
 import type { Page } from '../chats';
 import { selectAdmittedTurn, type RunScope } from '../../core/runs/store';
+import { selectQueuePosition } from '../../core/runs/queue';
 import { discardObjects, putObjects, type PreparedAttachment } from '../../core/uploads/attachments';
 import type { ReceivedFile } from '../../core/uploads/receive';
 import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn, type SendSettings } from './admission';
 import type { BudgetInput } from '../../core/schemas/agent';
-import { cancelActiveRunOfChat, decideWaitpoint, requestCancel } from './control';
+import { cancelActiveRunOfChat, decideWaitpoint, requestCancel, settleCancelled } from './control';
 import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
@@ -57,6 +59,8 @@ export interface SendTurnInput {
   budget?: BudgetInput;
   /** The run's metadata pairs. */
   metadata?: RunMetadata;
+  /** What the turn does when its chat has a run not yet terminal (see admitTurn). */
+  onActiveRun: OnActiveRun;
 }
 
 /**
@@ -78,6 +82,7 @@ export function turnInput(
     // Settings and a budget come in a JSON body; a multipart send takes its chat's defaults.
     ...('image_urls' in body ? sendSettingsOf(body) : {}),
     metadata: body.metadata,
+    onActiveRun: body.onActiveRun,
   };
 }
 
@@ -100,7 +105,13 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
     // (the dispatcher starts it if nothing did) instead of admitting a second one.
     const runId = keyed ? keyedId('sendTurn', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
-    if (runId && earlier) return { ...earlier, runId, status: 'queued' };
+    if (runId && earlier)
+      return {
+        ...earlier,
+        runId,
+        status: 'queued',
+        queuePosition: await selectQueuePosition(deps.db.pool, runId),
+      };
     const uploads: PreparedAttachment[] = await putObjects(deps, caller.userId, input.files);
     let admitted: AdmittedTurn;
     try {
@@ -110,7 +121,26 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       throw err;
     }
     await faultPoint(deps.config, 'admission', { runId: admitted.run.runId });
-    return startAdmitted(admitted);
+    if (admitted.cancelled.length) {
+      // An interrupt: the runs whose cancel it recorded end (the queued ones here, the head in its
+      // execution); the chat's head's ending promotes this turn, and its workflow continues into it.
+      for (const run of admitted.cancelled) polls.forget({ runId: run.runId });
+      await settleCancelled(deps, admitted.run.chatId, admitted.cancelled);
+    }
+    const interrupted =
+      input.onActiveRun === 'interrupt' ? { interruptedRunIds: admitted.cancelled.map((r) => r.runId) } : {};
+    if (admitted.queuePosition !== null) {
+      return {
+        chatId: admitted.run.chatId,
+        messageId: admitted.messageId,
+        runId: admitted.run.runId,
+        triggerRunId: null,
+        status: 'queued',
+        queuePosition: admitted.queuePosition,
+        ...interrupted,
+      };
+    }
+    return startAdmitted(admitted, interrupted);
   };
 
   /**
@@ -118,7 +148,10 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
    * that takes longer (Temporal busy or away) goes on after the answer, with the dispatcher behind
    * it, and the turn says `triggerRunId: null`, as the spec allows.
    */
-  const startAdmitted = async (admitted: AdmittedTurn): Promise<QueuedTurn> => {
+  const startAdmitted = async (
+    admitted: AdmittedTurn,
+    interrupted: Pick<QueuedTurn, 'interruptedRunIds'> = {},
+  ): Promise<QueuedTurn> => {
     const starting = startRun(deps, admitted.run, 'admission', admitted.closingExecution).catch(
       (err: unknown) => {
         deps.logger.warn({ runId: admitted.run.runId, err }, 'run not started yet; the dispatcher will');
@@ -135,6 +168,8 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
       runId: admitted.run.runId,
       triggerRunId,
       status: 'queued',
+      queuePosition: null,
+      ...interrupted,
     };
   };
 
@@ -147,7 +182,8 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
     // A keyed regenerate's run is found again by a retry, as a keyed send's (see sendTurn).
     const runId = keyed ? keyedId('regenerate', caller.userId, keyed) : undefined;
     const earlier = runId && keyed?.resumed && (await selectAdmittedTurn(deps.db.pool, caller.userId, runId));
-    if (runId && earlier) return { ...earlier, runId, status: 'queued' };
+    // A regenerate is never queued: a busy chat refuses it.
+    if (runId && earlier) return { ...earlier, runId, status: 'queued', queuePosition: null };
     return startAdmitted(await admitRegeneration(deps, caller, input, runId));
   };
 

@@ -21,6 +21,7 @@ import { repeatEvery } from '../../core/process/loop';
 import { startDeliveries, startDelivery, starterOf } from '../temporal';
 import { runIdSearchAttribute } from '../../workflows/search-attributes';
 import type { OperationDeps } from '../deps';
+import { startPromoted } from './start';
 import { createRetention, type RetentionReport } from '../retention';
 
 const INTERVAL_MS = 5_000;
@@ -72,6 +73,8 @@ export function startReconciler(
     });
     if (!ended?.endedNow) return 0;
     await startDeliveries(starter, ended.deliveries);
+    // Its execution is gone: nothing continues into the chat's next turn but this.
+    if (ended.next) await startPromoted(deps, ended.next);
     reconcilerRepairs.inc({ kind });
     deps.logger.error(
       { runId: run.id, chatId: run.chatId, triggerRunId: run.triggerRunId, status: ended.status },

@@ -87,6 +87,8 @@ export async function admitRegeneration(
   return {
     messageId: userMessageId as string,
     closingExecution: admission.closingExecution,
+    queuePosition: null,
+    cancelled: [],
     run: {
       runId,
       chatId: request.chatId,

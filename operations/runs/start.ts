@@ -3,6 +3,8 @@ import { inTrace } from '../../core/telemetry/tracing';
 import { agentWorkflowId, type AgentRunInput } from '../../workflows/agent.contract';
 import type { Transport } from '../../core/schemas/common';
 import type { RunMetadata } from '../../core/schemas/runs';
+import type { PromotedRun } from '../../core/runs/queue';
+import { runAwaitsStart } from '../../core/runs/store';
 import { runningExecutionOf, startAgentRun } from '../temporal';
 import type { OperationDeps } from '../deps';
 
@@ -50,9 +52,15 @@ export async function startRun(
   closingExecution: string | null = null,
 ): Promise<string | null> {
   if (closingExecution) await executionClosed(deps, run.chatId, closingExecution);
+  // The dispatcher's run may have been taken since it was read: an execution may have continued as
+  // new into it (a turn its chat's queue promoted) and even ended it, and a start then would open
+  // an execution with nothing to do. The dispatcher asks again on its next pass if it still waits.
+  const waits = async () => by === 'admission' || (await runAwaitsStart(deps.db.pool, run.runId));
+  if (!(await waits())) return null;
   const first = await tryStart(deps, run, by);
   if (first !== PREVIOUS_RUN_CLOSING) return first;
   await executionClosed(deps, run.chatId);
+  if (!(await waits())) return null;
   const second = await tryStart(deps, run, by);
   return second === PREVIOUS_RUN_CLOSING ? null : second;
 }
@@ -100,4 +108,17 @@ async function tryStart(
     if (by === 'admission') return PREVIOUS_RUN_CLOSING;
     return (await runningExecutionOf(client, run.chatId, run.runId)) ?? PREVIOUS_RUN_CLOSING;
   }
+}
+
+/**
+ * Starts a turn its chat's queue has just promoted, where no ending workflow continues into it (an
+ * ending by the dispatcher, the reconciler or a cancel). Its start may race another's (the
+ * dispatcher's): the first wins and the other finds it (see tryStart); one not started now is the
+ * dispatcher's.
+ */
+export async function startPromoted(deps: OperationDeps, promoted: PromotedRun): Promise<void> {
+  // Its keywords are for a continue-as-new, which has no Buffer to count them with; a start counts them.
+  const { metadataKeywords: _keywords, ...run } = promoted;
+  if ((await startRun(deps, run, 'dispatcher')) === null)
+    deps.logger.info({ runId: run.runId }, 'promoted run not started yet; the dispatcher will');
 }

@@ -200,6 +200,7 @@ const POINT_MOMENTS: Record<FaultPoint, Moment> = {
   'webhook-answered': 'mid-POST',
   'storage-put': 'mid-activity',
   'tool-recorded': 'mid-activity',
+  'run-finished': 'mid-activity',
 };
 
 /** The victim is started with the fault point armed; when it announces the point, SIGKILL. */

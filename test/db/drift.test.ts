@@ -13,9 +13,16 @@ import { testStack } from '../../testkit/stack';
 
 /** Invariants only SQL can state (see the comment at the top of schema.prisma). */
 const SQL_ONLY_INDEXES = new Map([
-  ['Run_one_active_per_chat', `UNIQUE (chatId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
+  [
+    'Run_one_active_per_chat',
+    `UNIQUE (chatId) WHERE ((status = ANY (ARRAY['QUEUED'::RunStatus, 'RUNNING'::RunStatus, 'WAITING'::RunStatus])) AND (queueSeq IS NULL))`,
+  ],
   ['WebhookDelivery_pending_updatedAt_idx', `INDEX (updatedAt) WHERE status IN ('PENDING')`],
   ['Run_userId_active_idx', `INDEX (userId) WHERE status IN ('QUEUED', 'RUNNING', 'WAITING')`],
+  [
+    'Run_chat_queue_idx',
+    `INDEX (chatId, queueSeq) WHERE ((status = 'QUEUED'::RunStatus) AND (queueSeq IS NOT NULL))`,
+  ],
   ['Chat_userId_title_trgm_idx', 'INDEX gin (userId, title gin_trgm_ops)'],
   [
     'Chat_favorite_userId_activityAt_id_idx',

@@ -443,6 +443,8 @@ describe('plans of the hot statements on a generated database', function () {
         settings: {},
         maxStepsCap: 8,
         budget: null,
+        onActiveRun: 'reject',
+        maxQueued: 10,
       });
 
     it(

@@ -295,6 +295,96 @@ describe('faults (real processes)', function () {
     await worker.kill();
   });
 
+  it('starts a queued turn exactly once when the worker dies between the ending that promoted it and the continue-as-new', async () => {
+    const env = appEnv(infra);
+    // The worker holds the head's model step (while the next turn is queued behind it), then holds
+    // again once the head's ending is recorded, and is killed there.
+    const doomed = track(
+      await startWorker({ ...env, FAULT_PAUSE_AT: 'model-step,run-finished', FAULT_PAUSE_FOR: '4s' }),
+    );
+    const gateway = await startGateway(env);
+    track(gateway.process);
+    const account = await signUp(gateway.url);
+    const head = await send(gateway.url, account, { text: 'the head turn' });
+    assert.equal(head.status, 202, JSON.stringify(head));
+    await doomed.waitForLine(/fault point reached: model-step/);
+    const queued = await send(gateway.url, account, {
+      text: 'the queued turn',
+      chatId: head.chatId,
+      onActiveRun: 'enqueue',
+      metadata: { ticket: 'queued-after-kill' },
+    });
+    assert.equal(queued.status, 202, JSON.stringify(queued));
+    await doomed.waitForLine(/fault point reached: run-finished/);
+    await doomed.kill('SIGKILL');
+
+    const { rows: promoted } = await infra.pool.query<{ status: string; queueSeq: string | null }>(
+      `SELECT status, "queueSeq" FROM "Run" WHERE id = $1`,
+      [queued.runId],
+    );
+    assert.deepEqual(
+      promoted[0],
+      { status: 'QUEUED', queueSeq: null },
+      'promoted by the ending, not started',
+    );
+
+    // Another worker takes the head's workflow task over: its step finds the run ended and the
+    // execution continues as new into the promoted turn.
+    track(await startWorker(env));
+    const done = await waitFor(allTerminal([head.runId as string, queued.runId as string]), {
+      timeoutMs: 90_000,
+      what: 'both turns to end',
+    });
+    assert.deepEqual(done.map((r) => r.status).sort(), ['COMPLETE', 'COMPLETE']);
+    const { rows: answers } = await infra.pool.query<{ runId: string; role: string }>(
+      `SELECT "runId", role FROM "Message" WHERE "chatId" = $1 ORDER BY "createdAt", id`,
+      [head.chatId],
+    );
+    assert.deepEqual(
+      answers.map((m) => [m.runId === head.runId ? 'head' : 'queued', m.role]),
+      [
+        ['head', 'user'],
+        ['head', 'assistant'],
+        ['queued', 'user'],
+        ['queued', 'assistant'],
+      ],
+      'each turn once, answered once, in order',
+    );
+    const { rows: endings } = await infra.pool.query<{ runId: string; n: number }>(
+      `SELECT "runId", count(*)::int AS n FROM "RunEvent"
+        WHERE "runId" = ANY($1::uuid[]) AND type = 'status' AND data->>'status' = 'COMPLETE' GROUP BY "runId"`,
+      [[head.runId, queued.runId]],
+    );
+    assert.deepEqual(
+      endings.map((e) => e.n),
+      [1, 1],
+      'one ending event each',
+    );
+    // The chat's workflow: the head's execution, continued as new into the queued turn's, which an
+    // operator finds by its run id and its metadata.
+    const executions = await waitFor(
+      async () => {
+        const n = await countExecutions(infra, env, head.chatId as string);
+        return n >= 2 ? n : undefined;
+      },
+      { what: 'both executions listed' },
+    );
+    assert.equal(executions, 2);
+    const found = await waitFor(
+      async () => {
+        const n = await countExecutions(
+          infra,
+          env,
+          head.chatId as string,
+          `AgentRunId = '${queued.runId}' AND AgentRunMetadata = 'ticket=queued-after-kill'`,
+        );
+        return n > 0 ? n : undefined;
+      },
+      { what: 'the queued turn’s execution found by its search attributes' },
+    );
+    assert.equal(found, 1);
+  });
+
   it('answers a crop whose worker dies right after recording it, and charges it once', async () => {
     const env = appEnv(infra);
     // The worker holds each call just after its success is recorded, and is killed there.
@@ -665,14 +755,21 @@ describe('faults (real processes)', function () {
 });
 
 /** Executions of the chat's workflow id, through the Temporal CLI's own view of the server. */
-async function countExecutions(infra: Infra, env: Record<string, string>, chatId: string): Promise<number> {
+/** Executions of the chat's workflow in Temporal's visibility, those matching `where` when given. */
+async function countExecutions(
+  infra: Infra,
+  env: Record<string, string>,
+  chatId: string,
+  where?: string,
+): Promise<number> {
   const { client, connection } = createTemporalClient({
     address: infra.temporalAddress,
     namespace: env.TEMPORAL_NAMESPACE ?? 'default',
   });
   try {
     let n = 0;
-    for await (const _ of client.workflow.list({ query: `WorkflowId = '${chatId}'` })) n++;
+    const query = `WorkflowId = '${chatId}'${where ? ` AND ${where}` : ''}`;
+    for await (const _ of client.workflow.list({ query })) n++;
     return n;
   } finally {
     await connection.close();

@@ -707,6 +707,40 @@ describe('MCP at /mcp', function () {
       assert.equal(twice.structuredContent.code, 'RUN_NOT_ACTIVE');
     });
 
+    it('queues a send behind the active run with onActiveRun "enqueue", and interrupts it with "interrupt"', async () => {
+      const client = await connect(user, { alternate: true });
+      model.replies.push(
+        { text: 'the first answer, cut short', toolCalls: [] },
+        { text: 'the interrupting answer', toolCalls: [] },
+        { text: 'the queued answer', toolCalls: [] },
+      );
+      model.holdAfterFirstHalf();
+      const calls = model.calls.length;
+      const ids = idsOf(await call(client, 'send_message', { text: 'first' }));
+      await waitFor(async () => (model.calls.length > calls ? true : undefined), { what: 'the model call' });
+      /** A send into the busy chat, admitted. */
+      const sendBusy = async (text: string, onActiveRun: string) => {
+        const sent = await call(client, 'send_message', { text, chatId: ids.chatId, onActiveRun });
+        assert.equal(sent.isError, undefined, JSON.stringify(sent.structuredContent));
+        assert.equal(sent.structuredContent.queuePosition, 1);
+        return sent;
+      };
+      const queued = await sendBusy('queued', 'enqueue');
+      const interrupting = await sendBusy('interrupting', 'interrupt');
+      assert.deepEqual(interrupting.structuredContent.interruptedRunIds, [ids.runId]);
+      assert.equal((await waitForRun(client, ids)).status, 'CANCELLED');
+      model.release();
+      const second = await waitForRun(client, idsOf(interrupting));
+      assert.equal(second.status, 'COMPLETE');
+      assert.equal(second.text, 'the interrupting answer');
+      const third = await waitForRun(client, idsOf(queued));
+      assert.equal(third.status, 'COMPLETE');
+      assert.equal(third.text, 'the queued answer');
+      const bad = await call(client, 'send_message', { text: 'x', chatId: ids.chatId, onActiveRun: 'later' });
+      assert.equal(bad.isError, true);
+      assert.equal(bad.structuredContent.code, 'INVALID_REQUEST');
+    });
+
     it('replays a send_message retried with its idempotencyKey, and refuses the key for another message', async () => {
       const client = await connect();
       model.replies.push({ text: 'once only', toolCalls: [] });

@@ -110,10 +110,12 @@ async function main(): Promise<void> {
     );
   const terminal = (s: { status: string }) => ['COMPLETE', 'FAILED', 'CANCELLED'].includes(s.status);
 
-  const show = async (workflowId: string) => {
-    // Wait for the execution to close, then take the JSON the Web UI also downloads.
+  /** The history of the workflow's latest execution, or of execution `runId` when given. */
+  const show = async (workflowId: string, runId?: string) => {
+    // Wait for the execution (and any it continued as new into) to close, then take the JSON the
+    // Web UI also downloads.
     await stack.temporal.client.workflow
-      .getHandle(workflowId)
+      .getHandle(workflowId, runId)
       .result()
       .catch(() => undefined);
     const { stdout } = await promisify(execFile)(
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
         'show',
         '--workflow-id',
         workflowId,
+        ...(runId ? ['--run-id', runId] : []),
         '--address',
         stack.temporalAddress,
         '--output',
@@ -167,6 +170,27 @@ async function main(): Promise<void> {
   });
   const waiting = (t: { chatId: string; runId: string }) =>
     until(t, (s) => s.waitpoints.some((w) => w.status === 'PENDING')).then((s) => s.waitpoints[0]?.id ?? '');
+
+  /** The id of the chat's current execution: the run's, before it continues as new into the next turn. */
+  const execution = async (chatId: string) =>
+    (await stack.temporal.client.workflow.getHandle(chatId).describe()).runId;
+  /**
+   * A turn sent to the chat while `head` is its run, with `onActiveRun`; once both have ended, the
+   * history of the head's execution, which ended by continuing as new into the turn.
+   */
+  const behind = async (
+    head: { chatId: string; runId: string },
+    onActiveRun: 'enqueue' | 'interrupt',
+    release?: () => Promise<void>,
+  ) => {
+    const headExecution = await execution(head.chatId);
+    const t = await send({ text: 'and then this', chatId: head.chatId, onActiveRun });
+    if (release) await release();
+    await until(head, terminal);
+    const end = await until(t, terminal);
+    if (end.status !== 'COMPLETE') throw new Error(`expected COMPLETE, the queued turn ended ${end.status}`);
+    return show(head.chatId, headExecution);
+  };
 
   /** One agent.completed delivery to `url`, recorded once it has settled as `settled`. */
   const delivery = async (url: string, settled: 'DELIVERED' | 'FAILED') => {
@@ -315,6 +339,43 @@ async function main(): Promise<void> {
       },
     ],
     ['failed', () => turn('FAILED', [{ fail: 'The model refused.' }], { text: 'hello' })],
+    [
+      // A turn queued behind a plan awaiting approval: the head's ending promotes it, and its
+      // execution continues as new into it.
+      'queued-turn',
+      async () => {
+        model.steps.splice(
+          0,
+          model.steps.length,
+          image('c1'),
+          { text: 'Done.', toolCalls: [] },
+          { text: 'Next.', toolCalls: [] },
+        );
+        const head = await send({ text: 'draw', planMode: true });
+        const id = await waiting(head);
+        return behind(head, 'enqueue', async () => {
+          await call('POST', `/api/v1/chats/${head.chatId}/runs/${head.runId}/waitpoints/${id}/complete`, {
+            approved: true,
+          });
+        });
+      },
+    ],
+    [
+      // A turn that interrupts the chat's run mid-step: the run ends CANCELLED, and its execution
+      // continues as new into the turn.
+      'interrupted',
+      async () => {
+        model.steps.splice(
+          0,
+          model.steps.length,
+          { hold: true, reply: { text: 'Thinking', toolCalls: [] } },
+          { text: 'Doing this instead.', toolCalls: [] },
+        );
+        const head = await send({ text: 'think' });
+        await until(head, (s) => s.status === 'RUNNING');
+        return behind(head, 'interrupt');
+      },
+    ],
     // The run's own maxSteps ends it after its second step, whose tool still runs.
     [
       'max-steps',

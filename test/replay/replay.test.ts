@@ -21,6 +21,8 @@ const PATHS = [
   'cancelled-before-start',
   'stopped-mid-step',
   'failed',
+  'queued-turn',
+  'interrupted',
   'max-steps',
   'budget-exceeded',
   'tool-call',
@@ -67,6 +69,16 @@ describe('workflow replay', () => {
         files.some((f) => f.endsWith(`-${name}.json`)),
         `no recorded history of ${name} (test/replay/record-histories.ts)`,
       );
+  });
+
+  it("holds the chat queue's handover: the head's execution continued as new into the next turn", async () => {
+    for (const name of ['queued-turn', 'interrupted']) {
+      const file = (await readdir(dir)).find((f) => f.endsWith(`-${name}.json`));
+      const { events } = JSON.parse(await readFile(path.join(dir, file ?? ''), 'utf8')) as {
+        events: { eventType: string }[];
+      };
+      assert.equal(events.at(-1)?.eventType, 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW', name);
+    }
   });
 
   it('replays every recorded history without a non-determinism error', async () => {

@@ -170,15 +170,15 @@ describe('turn admission', () => {
     });
   });
 
-  it("admits a send that meets its chat's previous run ending, rather than failing it on their deadlock", async () => {
+  it("admits a send that meets its chat's previous run ending, rather than refusing it", async () => {
     const first = (await (await send({ text: 'start' })).json()) as { chatId: string; runId: string };
     const { db } = await testStack();
     const ending = await db.pool.connect();
     try {
-      // The previous run's ending, as finishRun writes it: the run row first, then its chat. This
-      // session waits on a deadlock far longer than the send's, so the send is the one rolled back.
-      await ending.query(`SET deadlock_timeout = '30s'`);
+      // The previous run's ending, as finishRun writes it: its chat's row first (the queue's lock,
+      // taken as an admission takes it), then the run row.
       await ending.query('BEGIN');
+      await ending.query(`SELECT 1 FROM "Chat" WHERE id = $1 FOR NO KEY UPDATE`, [first.chatId]);
       await ending.query(`UPDATE "Run" SET status = 'COMPLETE', "finishedAt" = now() WHERE id = $1`, [
         first.runId,
       ]);
@@ -187,14 +187,13 @@ describe('turn admission', () => {
         headers: { 'content-type': 'application/json', ...user.bearer },
         body: JSON.stringify({ text: 'next', chatId: first.chatId }),
       });
-      // The send holds the chat and waits on the ending's run row (the chat's one active run).
+      // The send waits on the chat's lock, and reads the chat's runs once the ending has committed.
       await waitFor(async () => {
         const { rows } = await db.pool.query(
           `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%user_run_place_free%'`,
         );
         return rows.length ? true : undefined;
       });
-      await ending.query(`UPDATE "Chat" SET "updatedAt" = now() WHERE id = $1`, [first.chatId]);
       await ending.query('COMMIT');
       const res = await next;
       const body = (await res.json()) as { chatId: string; runId: string };

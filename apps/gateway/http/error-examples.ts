@@ -32,6 +32,7 @@ const MESSAGES: Record<ErrorCode, string> = {
   PLAN_CHANGED: 'The plan pending is not the plan with this planHash.',
   NOT_LATEST_TURN:
     "Only the chat's latest turn can be regenerated: its answers would land after the later turns. Fork the chat at this message (POST /api/v1/chats/{chatId}/fork) and regenerate it there.",
+  QUEUE_FULL: 'This chat already has 10 turns queued; send again when one has started.',
   INSUFFICIENT_CREDITS: 'Your credit balance (0) cannot pay for this call (10).',
   BUDGET_EXCEEDED:
     "The run's budget of 5 credits (maxCredits) would be exceeded: it has spent 4.2, and its next model call may cost up to 1.5.",

@@ -69,6 +69,7 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       'CHAT_NOT_FOUND',
       'ATTACHMENT_NOT_FOUND',
       'RUN_ACTIVE',
+      'QUEUE_FULL',
       'ACTIVE_LIMIT',
       'LIMIT_REACHED',
     ],

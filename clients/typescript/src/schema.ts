@@ -1000,6 +1000,7 @@ export interface components {
         | 'IDEMPOTENCY_IN_PROGRESS'
         | 'PLAN_CHANGED'
         | 'NOT_LATEST_TURN'
+        | 'QUEUE_FULL'
         | 'INSUFFICIENT_CREDITS'
         | 'BUDGET_EXCEEDED'
         | 'PAYLOAD_TOO_LARGE'
@@ -1620,7 +1621,8 @@ export interface components {
      *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
      *       "runId": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
      *       "triggerRunId": null,
-     *       "status": "queued"
+     *       "status": "queued",
+     *       "queuePosition": null
      *     }
      */
     QueuedTurn: {
@@ -1633,6 +1635,10 @@ export interface components {
       triggerRunId: string | null;
       /** @enum {string} */
       status: 'queued';
+      /** @description The turn's place in the chat's queue (extension; 1 is next): it starts when the runs before it have ended. Null when it is the chat's run now. */
+      queuePosition: number | null;
+      /** @description With `onActiveRun: "interrupt"`: the run this turn cancelled, the chat's active run; empty when the chat had none (extension). It ends CANCELLED with its agent.failed, as any cancelled run. */
+      interruptedRunIds?: string[];
     };
     /**
      * @example {
@@ -1686,6 +1692,12 @@ export interface components {
       metadata?: {
         [key: string]: string;
       };
+      /**
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).
+       * @default reject
+       * @enum {string}
+       */
+      onActiveRun?: 'reject' | 'enqueue' | 'interrupt';
     };
     /**
      * @example {
@@ -1717,6 +1729,12 @@ export interface components {
        * @enum {string}
        */
       planMode?: 'true' | 'false';
+      /**
+       * @description What the send does when the chat already has a run not yet finished (extension): `reject` answers 409 RUN_ACTIVE; `enqueue` queues the turn behind it (202 with its `queuePosition`; 409 QUEUE_FULL past the chat's cap); `interrupt` cancels the chat's run (as a cancel would) and this turn runs next, ahead of any turn already queued (202 with `queuePosition` 1 and `interruptedRunIds`; on a chat with no run, a plain send).
+       * @default reject
+       * @enum {string}
+       */
+      onActiveRun?: 'reject' | 'enqueue' | 'interrupt';
       /** @description repeat for several files; 8 files in all */
       file?: string[];
       files?: string[];
@@ -1993,7 +2011,8 @@ export interface components {
      *           "lastStatusCode": 200,
      *           "deliveredAt": "2026-11-23T09:30:21.310Z"
      *         }
-     *       ]
+     *       ],
+     *       "waitingFor": null
      *     }
      */
     RunSnapshot: {
@@ -2021,6 +2040,7 @@ export interface components {
       stepUsage: components['schemas']['StepUsage'][];
       /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
       webhooks: components['schemas']['RunWebhookDelivery'][];
+      waitingFor: components['schemas']['WaitingFor'];
       error: string | null;
       /**
        * Format: date-time
@@ -2128,6 +2148,23 @@ export interface components {
       /** Format: date-time */
       deliveredAt: string | null;
     };
+    /** @description What the run waits for while it is not moving (extension): its plan's decision, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded. */
+    WaitingFor:
+      | {
+          /** @enum {string} */
+          kind: 'plan_approval';
+          /** Format: uuid */
+          waitpointId: string;
+          /** Format: date-time */
+          expiresAt: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'queue';
+          /** @description Its place in the chat's queue; 1 is next. */
+          position: number;
+        }
+      | null;
     /**
      * @description An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.
      * @example {
@@ -4292,7 +4329,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Error: IDEMPOTENCY_IN_PROGRESS, RUN_ACTIVE */
+      /** @description Error: IDEMPOTENCY_IN_PROGRESS, RUN_ACTIVE, QUEUE_FULL */
       409: {
         headers: {
           [name: string]: unknown;
@@ -4583,7 +4620,8 @@ export interface operations {
            *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
            *       "runId": "7a3d9e1b-5c8f-4b26-a1e4-6d0f3b8c2e95",
            *       "triggerRunId": null,
-           *       "status": "queued"
+           *       "status": "queued",
+           *       "queuePosition": null
            *     }
            */
           'application/json': components['schemas']['QueuedTurn'];

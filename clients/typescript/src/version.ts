@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: '8c774c172fb58ed64cb208be3c5345b78546c233b2a83510c40e28cdb14cd0d7',
+  sha256: 'bf3b4b01ff6502a0287d47e0411a0cc14356493fd3788b33eeac8ce69cb8c383',
 } as const;
