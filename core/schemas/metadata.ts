@@ -45,6 +45,10 @@ const METADATA_KEYWORD_MAX_BYTES = 256;
  */
 const METADATA_KEYWORDS_MAX_BYTES = 2_000;
 
+// The schemas are shared with the console, which runs in a browser: no Buffer there.
+const encoder = new TextEncoder();
+const utf8Bytes = (text: string) => encoder.encode(text).length;
+
 /**
  * The run's metadata as AgentRunMetadata keywords: each pair `key=value`, in key order, those short
  * enough to index (see above); the memo holds every pair.
@@ -53,8 +57,8 @@ export function metadataKeywords(metadata: RunMetadata): string[] {
   const keywords: string[] = [];
   for (const key of Object.keys(metadata).sort()) {
     const keyword = `${key}=${metadata[key]}`;
-    if (Buffer.byteLength(keyword) > METADATA_KEYWORD_MAX_BYTES) continue;
-    if (Buffer.byteLength(JSON.stringify([...keywords, keyword])) > METADATA_KEYWORDS_MAX_BYTES) break;
+    if (utf8Bytes(keyword) > METADATA_KEYWORD_MAX_BYTES) continue;
+    if (utf8Bytes(JSON.stringify([...keywords, keyword])) > METADATA_KEYWORDS_MAX_BYTES) break;
     keywords.push(keyword);
   }
   return keywords;
