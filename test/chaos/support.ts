@@ -13,9 +13,15 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Pool } from 'pg';
 import { freePort } from '../../testkit/stack';
 import type { MinioServer } from '../support/minio';
-import { watchOutput } from '../support/output';
 import { waitFor } from '../support/wait';
-import { startGateway, startWorker, type Account, type AppProcess, type Gateway } from '../faults/support';
+import {
+  processTree,
+  startGateway,
+  startWorker,
+  type Account,
+  type AppProcess,
+  type Gateway,
+} from '../faults/support';
 import type { OpenPost, ReceiverLine } from './receiver';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -55,18 +61,9 @@ export async function startReceiverProcess(logFile: string, seed: number): Promi
       ['--import', 'tsx', 'test/chaos/receiver.ts', String(port), logFile, String(seed)],
       { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    proc = {
-      name: 'receiver',
-      pid: child.pid as number,
-      ...watchOutput(child, 'receiver', 30_000),
-      async kill(signal = 'SIGKILL') {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        process.kill(-(child.pid as number), signal);
-        await exited;
-      },
-    };
-    await proc.waitForLine(/receiver listening/);
+    const started = processTree(child, 'receiver', 30_000);
+    proc = started;
+    await started.waitForLine(/receiver listening/);
   };
   await start();
   const control = (method: string, path: string) =>
@@ -212,6 +209,15 @@ export class Topology {
     await worker?.kill('SIGKILL');
   }
 
+  /** A gateway or worker that ended without the suite killing it, told with its output; else undefined. */
+  endedUnasked(): string | undefined {
+    for (const p of [...this.gateways.map((g) => g?.process), ...this.workers]) {
+      const ended = p?.endedUnasked();
+      if (ended) return ended;
+    }
+    return undefined;
+  }
+
   /** A live gateway's URL, the one at `prefer` when it is up. */
   url(prefer: number): string | undefined {
     return (this.gateways[prefer] ?? this.gateways.find(Boolean))?.url;
@@ -278,6 +284,9 @@ export async function drive(input: {
           ]
         : ['/api/v1/completions', turnBody(r, imageUrl)];
     while (Date.now() < input.deadline) {
+      // A process that died of itself is the finding: the load must not spin on it until the deadline.
+      const ended = topology.endedUnasked();
+      if (ended) throw new Error(ended);
       const url = topology.url(random.int(0, 1));
       if (!url) {
         await pause(200);

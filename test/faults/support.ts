@@ -191,6 +191,8 @@ export interface AppProcess extends WatchedOutput {
   /** The process group's leader: every process of the app is in its group. */
   pid: number;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** How it ended, with its output's tail, when it ended without the suite's signal; else undefined. */
+  endedUnasked(): string | undefined;
 }
 
 /** An app process that can also be frozen. */
@@ -207,12 +209,27 @@ export function startApp(app: 'gateway' | 'worker', env: Record<string, string>)
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return processTree(child, app, 60_000);
+}
+
+/**
+ * A child started in its own process group (`detached`), watched: its output, and signals sent to
+ * the whole group. Whether it ended of itself is kept apart from the suite's own kills.
+ */
+export function processTree(child: ChildProcess, name: string, timeoutMs: number): AppTree {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const output = watchOutput(child, name, timeoutMs);
+  let signalled = false;
   return {
-    name: app,
+    name,
     pid: child.pid as number,
-    ...watchOutput(child, app, 60_000),
+    ...output,
+    endedUnasked() {
+      if (signalled || (child.exitCode === null && child.signalCode === null)) return undefined;
+      return `${name} (pid ${child.pid}) ended on its own (exit code ${child.exitCode}, signal ${child.signalCode}); its output:\n${output.output().slice(-2000)}`;
+    },
     async kill(signal = 'SIGKILL') {
+      signalled = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
       try {
         process.kill(-(child.pid as number), signal);
@@ -222,6 +239,7 @@ export function startApp(app: 'gateway' | 'worker', env: Record<string, string>)
       await exited;
     },
     signal(signal) {
+      signalled = true;
       process.kill(-(child.pid as number), signal);
     },
   };
