@@ -50,9 +50,14 @@ export function createDatabase(options: DatabaseOptions): Database {
     max: Math.max(2, Math.ceil(options.poolSize / 2)),
     options: '-c synchronous_commit=off',
   });
-  // An idle client losing its connection (PostgreSQL restarting) must not crash the process.
-  pool.on('error', () => undefined);
-  bookkeeping.on('error', () => undefined);
+  for (const p of [pool, bookkeeping]) {
+    // A connection lost (PostgreSQL restarting) must not crash the process. Idle, the pool hears
+    // it; checked out and between statements (a transaction waiting on other work, the
+    // reconciler's lock held for its pass), only its client does: its holder's next statement
+    // then fails as unavailable, and the connection is dropped when released.
+    p.on('error', () => undefined);
+    p.on('connect', (client) => client.on('error', () => undefined));
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
@@ -106,7 +111,7 @@ export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 3): 
 /** SQLSTATE classes and socket errors that mean PostgreSQL is down or restarting, not a bug. */
 const PG_UNAVAILABLE = /^(08|57P0[1-3]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)/;
 const PG_UNAVAILABLE_MESSAGE =
-  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout)/;
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
 
 /** Whether a failed statement failed because PostgreSQL could not be reached, not because of it. */
 export function isDatabaseUnavailable(err: unknown): boolean {

@@ -82,6 +82,25 @@ describe('database client: PostgreSQL that stops answering', () => {
     await nextQueryAnswersAtOnce(pool);
   });
 
+  it('keeps the process up when a connection held between statements is lost, and then serves from a new one', async () => {
+    const { pool } = open(30_000);
+    // Held as a transaction waiting on other work holds it, or the reconciler's lock for its pass.
+    const held = await pool.connect();
+    try {
+      const { rows } = await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const lost = new Promise((resolve) => held.once('end', resolve));
+      const { db: other } = await testStack();
+      await other.pool.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+      // Unheard, the client's error event would have been thrown as an uncaught exception here.
+      await lost;
+      const failure = await failureOf(held.query('SELECT 1'));
+      assert.ok(isDatabaseUnavailable(failure), String(failure));
+    } finally {
+      held.release(true);
+    }
+    assert.equal((await pool.query<{ n: number }>('SELECT 7 AS n')).rows[0]?.n, 7);
+  });
+
   it('closes a connection whose readiness check timed out instead of reusing it', async () => {
     const { pool } = open(30_000);
     assert.equal(await databaseReachable(pool, 1_000), true);
