@@ -3,8 +3,8 @@ import { sendStartWaits } from '../../core/metrics/registry';
 /**
  * How long a send waits for its workflow to start before it answers without the start's id: a
  * start that comes within it puts `triggerRunId` in the answer; a busy Temporal does not hold the
- * acknowledgement of a turn that is already durable (bench `send` row: 62 ms at p50 with 50 ms
- * here, 23 ms with 10, 16 ms with none, while 32 turns execute).
+ * acknowledgement of a turn that is already durable (the bench's `send` row weighs this wait
+ * against none; bench/HISTORY.md lists the runs that chose it).
  */
 const START_WAIT_MS = 10;
 const MISSED = Symbol('start missed the wait');
