@@ -6,7 +6,7 @@ import { storableJson, storableText } from '../core/db/storable';
 import { FAILURE_TYPES, permanentFailure } from '../core/errors/failures';
 import { modelCredits, modelStepDuration, modelTokens } from '../core/metrics/worker';
 import type { OfferedModel } from '../core/model/catalog';
-import { callModel, type ModelCall } from '../core/model/complete';
+import { callModel, isRateLimited, type ModelCall } from '../core/model/complete';
 import {
   assemble,
   planContext,
@@ -27,6 +27,7 @@ import {
   type ModelCallKind,
 } from '../core/runs/model-calls';
 import {
+  setRunRetryWait,
   writeRunText,
   type StepContext,
   type StoredRunSettings,
@@ -36,6 +37,7 @@ import { operatorSettings } from '../core/runs/settings';
 import { refreshContentBlocks } from '../core/storage/signing';
 import { MODEL_STEP } from '../workflows/activity-options';
 import type { ActivityDeps } from './deps';
+import { isRetry, nextAttempt } from './retry-wait';
 
 /** Partial text reaches the snapshot at most this often, however fast the model streams. */
 const TEXT_WRITE_INTERVAL_MS = 250;
@@ -97,6 +99,7 @@ async function paidModelCall(
   call: Omit<ModelCall, 'idleTimeoutMs' | 'download'> & { inputTokens: number },
 ): Promise<ModelReply> {
   const { model } = call;
+  if (isRetry()) await setRunRetryWait(deps.db.pool, payer.runId, null);
   const free = [model.price.input, model.price.output, model.price.cachedInput].every((p) => Number(p) === 0);
   const amount = reservationFor(model, call.inputTokens, call.maxOutputTokens);
   const reserved = free
@@ -138,6 +141,15 @@ async function paidModelCall(
     const failure = lastAttempt(err);
     const given = call.signal.aborted || (failure instanceof ApplicationFailure && failure.nonRetryable);
     if (given && reserved.outcome === 'reserved') await releaseModelCall(deps.db.pool, reserved.id);
+    // The run's snapshot says why it is not moving until the next attempt.
+    const next = given ? undefined : nextAttempt(MODEL_STEP.retry, failure);
+    if (next) {
+      await setRunRetryWait(deps.db.pool, payer.runId, {
+        kind: 'provider_retry',
+        reason: isRateLimited(failure) ? 'rate_limited' : 'provider_error',
+        ...next,
+      });
+    }
     throw failure;
   }
   // A model may answer what PostgreSQL cannot store (a NUL); a run that could not record its

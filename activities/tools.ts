@@ -15,7 +15,10 @@ import {
 import { runProvider } from '../core/tools/providers';
 import { isToolName, TOOLS, type ToolName } from '../core/tools/registry';
 import { stoppedByCaller, type ProviderProgress, type RunToolInput } from '../core/tools/types';
+import { setRunRetryWait } from '../core/runs/store';
+import { TOOL_CALL } from '../workflows/activity-options';
 import type { ActivityDeps } from './deps';
+import { isRetry, nextAttempt } from './retry-wait';
 
 /**
  * Local providers report no progress of their own; this keeps their heartbeats flowing. A cancel
@@ -107,12 +110,19 @@ export function createToolsActivities(deps: ActivityDeps) {
             ? `The run's budget of ${opened.budget} tool calls (maxToolCalls) is spent; ${input.toolName} was not started.`
             : `The run's budget of ${opened.budget} credits (maxCredits) cannot pay for ${input.toolName}; it was not started.`,
         );
-      // Retryable: the call waits, by the activity's retries, for one of the user's calls to end.
-      if (opened.outcome === 'at-cap')
-        throw ApplicationFailure.create({
+      // Retryable: the call waits, by the activity's retries, for one of the user's calls to end;
+      // its run's snapshot says so meanwhile.
+      if (opened.outcome === 'at-cap') {
+        const failure = ApplicationFailure.create({
           type: 'ACTIVE_LIMIT',
           message: 'Too many tool calls of this user are running; retry when one has finished.',
         });
+        const next = nextAttempt(TOOL_CALL.retry, failure);
+        if (input.runId && next)
+          await setRunRetryWait(pool, input.runId, { kind: 'tool_slot', toolName: input.toolName, ...next });
+        throw failure;
+      }
+      if (input.runId && isRetry()) await setRunRetryWait(pool, input.runId, null);
       const existing = opened.call;
       if (existing.status === 'SUCCEEDED' && existing.result) return existing.result;
       // Failed by another attempt, or settled by its route when its window ended.

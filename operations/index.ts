@@ -25,7 +25,7 @@ export function createOperations(deps: OperationDeps) {
   const hub = createNotificationHub({
     url: deps.config.DATABASE_URL,
     logger: deps.logger,
-    channels: ['run_events', 'api_keys', 'tool_calls', 'sessions', 'oauth_grants'],
+    channels: ['run_events', 'chat_events', 'api_keys', 'tool_calls', 'sessions', 'oauth_grants'],
   });
   const streams = createStreams(deps, hub);
   const runs = createRunsOperations(deps, hub, streams);

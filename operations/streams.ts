@@ -1,5 +1,6 @@
 import type { Channel, NotificationHub } from '../core/db/notification-hub';
 import { AppError, UnauthorizedError } from '../core/errors/app-error';
+import type { Gauge } from 'prom-client';
 import { mcpWaitsOpen } from '../core/metrics/registry';
 import { apiKeyIsLive, sessionRemainingMs } from '../core/identity/store';
 import { grantIsLive } from '../core/oauth/store';
@@ -236,5 +237,15 @@ export async function* heldOpen<T>(
   } finally {
     mcpWaitsOpen.dec();
     wait.close();
+  }
+}
+
+/** The stream, counted in `gauge` while it is read. */
+export async function* counted<T>(gauge: Gauge, stream: AsyncGenerator<T>): AsyncGenerator<T> {
+  gauge.inc();
+  try {
+    yield* stream;
+  } finally {
+    gauge.dec();
   }
 }

@@ -9,6 +9,8 @@ import { errorEnvelopeSchema } from '../../core/schemas/errors';
 import { idempotencyKeySchema } from '../../core/schemas/idempotency';
 import {
   decidePlanInputSchema,
+  followChatInputSchema,
+  followChatOutputSchema,
   getMessagesInputSchema,
   listRunsInputSchema,
   runIdsInputSchema,
@@ -197,6 +199,37 @@ export const MCP_TOOLS: Record<string, McpTool> = {
         if (isSettled(snapshot)) break;
       }
       return { result: last };
+    },
+  }),
+
+  follow_chat: define({
+    title: 'Follow a chat',
+    description:
+      "Follows a chat's runs, as several tabs of a chat app would: without after, the chat as it stands (a " +
+      "'snapshot' event: its unfinished runs, the active one first, then its queue); then every event of any " +
+      "of its runs, in order: 'queued' (a turn waits behind the active run), 'status' (RUNNING: a run started; " +
+      "WAITING, COMPLETE, FAILED, CANCELLED), 'text.delta', 'tool.started', 'tool.finished', 'waitpoint.opened', " +
+      "'waitpoint.resolved', each with its runId. Waits up to timeoutSeconds for the first event, then returns " +
+      'every event it has (none if none came). Call again with after: lastEventId to go on without a gap or a repeat.',
+    input: followChatInputSchema,
+    output: followChatOutputSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    scope: 'read',
+    waits: true,
+    async run(ctx, { chatId, after, timeoutSeconds }) {
+      const waited = AbortSignal.timeout(Math.min(timeoutSeconds * 1000, ctx.config.MCP_WAIT_MAX));
+      const signal = AbortSignal.any([ctx.signal, waited]);
+      const events = await ctx.ops.runs.followChat(ctx.caller, chatId, { after, signal });
+      return {
+        result: {
+          events: events.map((e) =>
+            e.event === 'snapshot'
+              ? { id: e.id, event: e.event, data: e.data }
+              : { id: e.id, event: e.event, ...(e.data as { runId: string; data: unknown }) },
+          ),
+          lastEventId: events.at(-1)?.id ?? after ?? 0,
+        },
+      };
     },
   }),
 

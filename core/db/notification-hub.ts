@@ -3,14 +3,16 @@ import type { Logger } from '../logging/logger';
 
 /**
  * The channels the service's triggers notify on, each with an id as the payload: `run_events`
- * the run whose stream (and so snapshot) changed (migration run_events), `api_keys` the key that
+ * the run whose stream (and so snapshot) changed (migration run_events), `chat_events` the chat one
+ * of whose runs did (migration chat_events), `api_keys` the key that
  * was revoked or deleted (migration api_key_notify), `run_cancels` the run whose cancel was just
  * recorded (migration run_cancel_notify), `tool_calls` the direct tool call whose success was just
  * recorded (migration tool_call_notify), `sessions` the console session that ended (migration
  * session_notify), `oauth_grants` the OAuth grant that was revoked or deleted (migration
  * oauth_grant_notify).
  */
-export type Channel = 'run_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'oauth_grants';
+export type Channel =
+  'run_events' | 'chat_events' | 'api_keys' | 'run_cancels' | 'tool_calls' | 'sessions' | 'oauth_grants';
 /** Subscribed under this id, a wake is called for every notification on its channel, with its payload. */
 export const ANY_ID = '*';
 /** After a lost connection, how long before listening again. */

@@ -200,6 +200,11 @@ export function classify(err: unknown, signal: AbortSignal): Error {
   });
 }
 
+/** Whether a retryable failure of classify's is the provider's rate limit (a 429). */
+export function isRateLimited(failure: unknown): boolean {
+  return failure instanceof ApplicationFailure && String(failure.details?.[0] ?? '').startsWith('429:');
+}
+
 /** `retry-after-ms`, else `retry-after` (seconds or an HTTP date), at most a minute; undefined without one. */
 function retryAfterMs(headers: Record<string, string> | undefined): number | undefined {
   const h = Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));

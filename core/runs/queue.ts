@@ -135,10 +135,12 @@ const QUEUE_POSITION = (
 
 /**
  * What run `r` waits for, as the snapshot shows it (null while it is moving, or over): its plan's
- * decision, or its place in the chat's queue.
+ * decision, a provider's retry or a tool-call slot (its `retryWait`), or its place in the chat's
+ * queue.
  */
 export const WAITING_FOR_JSON = `CASE
     WHEN r."cancelRequestedAt" IS NOT NULL THEN NULL
+    WHEN r.status = 'RUNNING' THEN r."retryWait"
     WHEN r.status = 'WAITING' THEN (
       SELECT jsonb_build_object('kind', 'plan_approval', 'waitpointId', w.id, 'expiresAt',
                                 to_char(w."expiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))

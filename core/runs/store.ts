@@ -466,9 +466,12 @@ export async function finishRun(pool: Pool, input: FinishRunInput): Promise<Fini
   };
 }
 
-export interface RunScope {
+export interface ChatScope {
   userId: string;
   chatId: string;
+}
+
+export interface RunScope extends ChatScope {
   runId: string;
 }
 
@@ -1184,6 +1187,24 @@ export async function selectOwnAttachments(
   return rows;
 }
 
+/**
+ * What the run's step or tool call waits for before its next attempt (migration run_retry_wait),
+ * or null once it moves again: one statement, writing nothing when it is already so, or when the
+ * run is no longer running.
+ */
+export async function setRunRetryWait(
+  pool: Pool,
+  runId: string,
+  wait: Record<string, unknown> | null,
+): Promise<void> {
+  await pool.query({
+    name: 'run-retry-wait',
+    text: `UPDATE "Run" SET "retryWait" = $2::jsonb
+            WHERE id = $1 AND status = 'RUNNING' AND "retryWait" IS DISTINCT FROM $2::jsonb`,
+    values: [runId, wait === null ? null : JSON.stringify(wait)],
+  });
+}
+
 /** Run `r` as toRunSnapshot reads it: the row, its tool calls, waitpoints, webhooks and wait. */
 export const RUN_SNAPSHOT_JSON = `to_jsonb(r) || jsonb_build_object(
     -- The last stream event this read reflects: the stream goes on after it.
@@ -1214,6 +1235,57 @@ export async function selectRunSnapshot(
        FROM "Chat" c
       WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
     values: [scope.userId, scope.chatId, scope.runId],
+  });
+  return rows[0];
+}
+
+/**
+ * A chat as its stream starts it: its unfinished runs (the head, then its queue in order), each as
+ * selectRunSnapshot reads it, and the number of the chat's last event, read by one statement, so
+ * the events after that number are exactly what the snapshot does not show yet. Undefined when the
+ * chat is not the caller's. Each part reads a partial index of the chat's unfinished runs.
+ */
+export async function selectChatSnapshot(
+  pool: Pool,
+  scope: ChatScope,
+): Promise<{ eventSeq: string; runs: Record<string, unknown>[] } | undefined> {
+  const { rows } = await pool.query<{ eventSeq: string; runs: Record<string, unknown>[] }>({
+    name: 'chat-snapshot',
+    text: `SELECT COALESCE((SELECT s.seq FROM "ChatEventSeq" s WHERE s."chatId" = c.id), 0) AS "eventSeq",
+                  COALESCE((SELECT jsonb_agg(${RUN_SNAPSHOT_JSON} ORDER BY r."queueSeq" NULLS FIRST)
+                              FROM (SELECT * FROM "Run" WHERE "chatId" = c.id AND status IN ${ACTIVE} AND "queueSeq" IS NULL
+                                    UNION ALL
+                                    SELECT * FROM "Run" WHERE "chatId" = c.id AND status = 'QUEUED' AND "queueSeq" IS NOT NULL) r),
+                           '[]'::jsonb) AS runs
+             FROM "Chat" c
+            WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    values: [scope.userId, scope.chatId],
+  });
+  return rows[0];
+}
+
+/**
+ * The chat's run events after number `after`, oldest first, and the number of its last event, read
+ * by one statement (see migration chat_events: a chat's events are numbered without a gap, so a
+ * first event past `after + 1`, or none while the last is past `after`, means the ones between
+ * were pruned). Undefined when the chat is not the caller's (or was deleted).
+ */
+export async function selectChatEvents(
+  pool: Pool,
+  scope: ChatScope,
+  after: number,
+  limit: number,
+): Promise<{ lastSeq: string; events: (RunEventRow & { runId: string })[] } | undefined> {
+  const { rows } = await pool.query<{ lastSeq: string; events: (RunEventRow & { runId: string })[] }>({
+    name: 'chat-events',
+    text: `SELECT COALESCE((SELECT s.seq FROM "ChatEventSeq" s WHERE s."chatId" = c.id), 0) AS "lastSeq",
+                  COALESCE((SELECT jsonb_agg(jsonb_build_object('runId', e."runId", 'seq', e.seq, 'type', e.type, 'data', e.data)
+                                    ORDER BY e.seq)
+                              FROM (SELECT * FROM "RunEvent" WHERE "chatId" = c.id AND seq > $3 ORDER BY seq LIMIT $4) e),
+                           '[]'::jsonb) AS events
+             FROM "Chat" c
+            WHERE c.id = $2 AND c."userId" = $1 AND c."deletedAt" IS NULL`,
+    values: [scope.userId, scope.chatId, after, limit],
   });
   return rows[0];
 }

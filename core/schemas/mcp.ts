@@ -18,15 +18,12 @@ export const decidePlanInputSchema = waitpointParamsSchema.extend(planDecisionSc
 
 export const runIdsInputSchema = runParamsSchema.strict();
 
+/** How long a tool that waits waits at most, in seconds (MCP_WAIT_MAX caps it too). */
+const waitSeconds = (what: string) => z.number().int().min(1).max(60).default(25).describe(what);
+
 export const waitForRunInputSchema = runParamsSchema
   .extend({
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(60)
-      .default(25)
-      .describe('How long to wait at most; the snapshot as it stands then is returned.'),
+    timeoutSeconds: waitSeconds('How long to wait at most; the snapshot as it stands then is returned.'),
   })
   .strict();
 
@@ -38,3 +35,42 @@ export const listRunsInputSchema = z
   })
   .strict()
   .refine(...untilNotBeforeSince);
+
+/**
+ * follow_chat: GET /api/v1/chats/{chatId}/events as a long poll. `after` is its `Last-Event-ID`;
+ * without it the chat's snapshot comes first.
+ */
+export const followChatInputSchema = chatParamsSchema
+  .extend({
+    after: z
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe(
+        'The lastEventId of the previous call: what follows it; left out, the chat as it stands first.',
+      ),
+    timeoutSeconds: waitSeconds('How long to wait at most for an event; none came then, events is empty.'),
+  })
+  .strict();
+
+export const followChatOutputSchema = z.object({
+  events: z
+    .array(
+      z.object({
+        id: z.number().int(),
+        event: z
+          .string()
+          .describe(
+            'snapshot, queued, status, text.delta, tool.started, tool.finished, waitpoint.opened, waitpoint.resolved',
+          ),
+        runId: z.uuid().optional().describe('The run the event is of; none on a snapshot.'),
+        data: z
+          .unknown()
+          .describe("A snapshot's chat (its unfinished runs), or the event as the run's stream sends it."),
+      }),
+    )
+    .describe('Every event after `after`, in order; several when they came together.'),
+  lastEventId: z.number().int().describe('Give it as `after` to the next call.'),
+});

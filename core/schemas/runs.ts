@@ -270,11 +270,30 @@ export const waitingForSchema = z
       kind: z.literal('queue'),
       position: z.number().int().min(1).openapi({ description: "Its place in the chat's queue; 1 is next." }),
     }),
+    z.object({
+      kind: z.literal('provider_retry'),
+      reason: z.enum(['rate_limited', 'provider_error']).openapi({
+        description:
+          'rate_limited: the provider answered 429 (its retry-after is waited out); provider_error: a 5xx, a timeout or a cut stream.',
+      }),
+      attempt: z.number().int().min(2).openapi({ description: "The model step's next attempt." }),
+      maxAttempts: z.number().int().min(2),
+      retryAt: z.iso.datetime().openapi({ description: 'When the next attempt starts.' }),
+    }),
+    z.object({
+      kind: z.literal('tool_slot'),
+      toolName: z.string(),
+      attempt: z.number().int().min(2).openapi({
+        description: "The tool call's next try for one of the user's MAX_ACTIVE_TOOL_CALLS_PER_USER slots.",
+      }),
+      maxAttempts: z.number().int().min(2),
+      retryAt: z.iso.datetime(),
+    }),
   ])
   .nullable()
   .openapi('WaitingFor', {
     description:
-      "What the run waits for while it is not moving (extension): its plan's decision, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded.",
+      "What the run waits for while it is not moving (extension): its plan's decision, a model provider's retry (a rate limit or an error), a slot among the user's running tool calls, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded.",
     'x-extension': true,
   });
 export type WaitingFor = z.infer<typeof waitingForSchema>;
@@ -356,6 +375,46 @@ const jsonSchemaOf = (schema: z.ZodType) => {
   return json;
 };
 
+/** Written by migration chat_events when a turn is queued behind its chat's head. */
+const queuedEventSchema = z.strictObject({
+  status: z.literal('QUEUED'),
+  messageId: z.uuid(),
+  metadata: z.record(z.string(), z.string()),
+  position: z.number().int().min(1),
+});
+const QUEUED_EVENT_DESCRIPTION =
+  "The turn was queued behind its chat's active run (onActiveRun enqueue or interrupt), at this place.";
+
+/** A run's own events (migrations run_events and chat_events): names, data schema, description. */
+const RUN_EVENTS: [[string, ...string[]], object, string][] = [
+  [
+    ['text.delta'],
+    jsonSchemaOf(z.strictObject({ text: z.string(), replace: z.literal(true).optional() })),
+    'Text appended to the answer; with `replace: true`, the whole text, replacing it.',
+  ],
+  [['tool.started', 'tool.finished'], componentRef('ToolCall'), 'The tool call.'],
+  [['waitpoint.opened', 'waitpoint.resolved'], componentRef('Waitpoint'), 'The plan waitpoint.'],
+  [
+    ['status'],
+    jsonSchemaOf(z.strictObject({ status: z.enum(RUN_STATUSES), error: z.string().optional() })),
+    "The run's new status (RUNNING: it started), with its error when it failed.",
+  ],
+  [['queued'], jsonSchemaOf(queuedEventSchema), QUEUED_EVENT_DESCRIPTION],
+  [
+    ['waiting'],
+    {
+      type: 'object',
+      properties: { waitingFor: componentRef('WaitingFor') },
+      required: ['waitingFor'],
+      additionalProperties: false,
+    },
+    "The running run began waiting (a provider's retry, a tool-call slot), or moves again (null).",
+  ],
+];
+const [firstRunEvent, ...moreRunEvents] = RUN_EVENTS.map(([names, data, description]) =>
+  streamEvent(names, data, description),
+);
+
 export const runStreamEventSchema = z
   .discriminatedUnion('event', [
     streamEvent(
@@ -363,23 +422,55 @@ export const runStreamEventSchema = z
       componentRef('RunSnapshot'),
       'The run as a poll shows it; first, unless resuming.',
     ),
-    streamEvent(
-      ['text.delta'],
-      jsonSchemaOf(z.strictObject({ text: z.string(), replace: z.literal(true).optional() })),
-      'Text appended to the answer; with `replace: true`, the whole text, replacing it.',
-    ),
-    streamEvent(['tool.started', 'tool.finished'], componentRef('ToolCall'), 'The tool call.'),
-    streamEvent(['waitpoint.opened', 'waitpoint.resolved'], componentRef('Waitpoint'), 'The plan waitpoint.'),
-    streamEvent(
-      ['status'],
-      jsonSchemaOf(z.strictObject({ status: z.enum(RUN_STATUSES), error: z.string().optional() })),
-      "The run's new status, with its error when it failed.",
-    ),
+    firstRunEvent!,
+    ...moreRunEvents,
   ])
   .openapi('RunStreamEvent', {
     description:
       'An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.',
     example: { id: '4', event: 'text.delta', data: '{"text":"Hel"}' },
+  });
+
+export const chatSnapshotSchema = z
+  .object({
+    chatId: z.uuid(),
+    runs: z
+      .array(runSnapshotSchema)
+      .openapi({ description: "The chat's unfinished runs: its active run first, then its queue in order." }),
+  })
+  .openapi('ChatSnapshot');
+
+/** A chat stream event's data: the run it is of, and the event as the run's own stream sends it. */
+const chatEvents = RUN_EVENTS.map(([names, data, description]) =>
+  streamEvent(
+    names,
+    {
+      type: 'object',
+      properties: { runId: { type: 'string', format: 'uuid' }, data },
+      required: ['runId', 'data'],
+      additionalProperties: false,
+    },
+    `Of the run \`runId\`: ${description}`,
+  ),
+);
+
+export const chatStreamEventSchema = z
+  .discriminatedUnion('event', [
+    streamEvent(
+      ['snapshot'],
+      componentRef('ChatSnapshot'),
+      "The chat's unfinished runs; first, unless resuming, and again when a resume cannot go on without a gap.",
+    ),
+    ...chatEvents,
+  ])
+  .openapi('ChatStreamEvent', {
+    description:
+      "An event of the chat's stream: each names its run (`runId`) and carries what the run's own stream sends. A `: ping` comment comes every 15 s; the stream goes on until the client leaves or the chat is deleted.",
+    example: {
+      id: '41',
+      event: 'text.delta',
+      data: '{"runId":"6f1c2b9e-3a0d-4e59-9a55-0f4f2a8b7c10","data":{"text":"Hel"}}',
+    },
   });
 
 // Requests of the runs routes (and the MCP tools that do the same).

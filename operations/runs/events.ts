@@ -31,7 +31,7 @@ export interface OpenStreamInput {
 const isTerminal = (status: string) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
 
 /** An event as the API shows it: rows in the snapshot's shapes, the rest as recorded. */
-function toStreamEvent(row: RunEventRow): RunStreamEvent {
+export function toStreamEvent(row: RunEventRow): Extract<RunStreamEvent, { kind: 'event' }> {
   const data =
     row.type === 'tool.started' || row.type === 'tool.finished'
       ? toToolCallDto(row.data)

@@ -29,6 +29,7 @@ import type { Caller, OperationDeps } from '../deps';
 import { admitTurn, type AdmittedTurn, type SendSettings } from './admission';
 import type { BudgetInput } from '../../core/schemas/agent';
 import { cancelActiveRunOfChat, decideWaitpoint, requestCancel, settleCancelled } from './control';
+import { collectChatEvents, openChatStream, type ChatStreamEvent } from './chat-events';
 import { openRunStream, type OpenStreamInput } from './events';
 import { loadSnapshot } from './snapshot';
 import type { NotificationHub } from '../../core/db/notification-hub';
@@ -40,7 +41,8 @@ import { watchRun } from './watch';
 import { fileFingerprints } from '../../core/uploads/receive';
 import { idempotent, keyedId, type KeyUse } from '../idempotency';
 import { faultPoint } from '../../core/process/fault';
-import { heldOpen, type Streams } from '../streams';
+import { counted, heldOpen, type Streams } from '../streams';
+import { sseStreamsOpen } from '../../core/metrics/registry';
 
 export type QueuedTurn = z.output<typeof queuedTurnSchema>;
 
@@ -258,6 +260,40 @@ export function createRunsOperations(deps: OperationDeps, hub: NotificationHub, 
     async streamRun(caller: Caller, ids: Omit<RunScope, 'userId'>, input: OpenStreamInput) {
       const wait = await streams.open(caller, input.signal);
       return openRunStream(deps, hub, { userId: caller.userId, ...ids }, input, wait);
+    },
+
+    /**
+     * The chat's live stream (see openChatStream); a chat that is not the caller's is a 404. One of
+     * the caller's open streams and waits while it lasts (429 ACTIVE_LIMIT past them).
+     */
+    async streamChat(caller: Caller, chatId: string, input: OpenStreamInput) {
+      const wait = await streams.open(caller, input.signal);
+      return counted(
+        sseStreamsOpen,
+        await openChatStream(deps, hub, { userId: caller.userId, chatId }, input, wait),
+      );
+    },
+
+    /**
+     * The chat's events after `after` (its snapshot first without it), waiting until at least one
+     * has come or `signal` aborts (then none): the chat's stream as a long poll, for MCP.
+     */
+    async followChat(
+      caller: Caller,
+      chatId: string,
+      input: OpenStreamInput,
+    ): Promise<Extract<ChatStreamEvent, { kind: 'event' }>[]> {
+      const events: Extract<ChatStreamEvent, { kind: 'event' }>[] = [];
+      // Read to its end, so a credential that ended meanwhile is the caller's 401 (see heldOpen).
+      const held = heldOpen(streams, caller, input.signal, async function* (signal) {
+        const scope = { userId: caller.userId, chatId };
+        // The place is heldOpen's to give back.
+        yield await collectChatEvents(
+          await openChatStream(deps, hub, scope, input, { signal, close: () => undefined }),
+        );
+      });
+      for await (const batch of held) events.push(...batch);
+      return events;
     },
 
     /**

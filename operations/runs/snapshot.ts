@@ -26,13 +26,18 @@ export async function loadSnapshotAt(
   const row = await selectRunSnapshot(deps.db.pool, ids);
   if (!row) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat not found.');
   if (!row.run) throw new NotFoundError('RUN_NOT_FOUND', 'Run not found.');
-  const snapshot = toRunSnapshot(row.run);
+  return { snapshot: snapshotOf(deps, row.run, ids.userId), eventSeq: Number(row.run.eventSeq ?? 0) };
+}
+
+/** A run as RUN_SNAPSHOT_JSON reads it, as the API shows it to its owner `userId`. */
+export function snapshotOf(deps: OperationDeps, run: Record<string, unknown>, userId: string): RunSnapshot {
+  const snapshot = toRunSnapshot(run);
   snapshot.toolCalls = snapshot.toolCalls.map((call) => {
-    const result = refreshToolResult(deps.config, call.result, ids.userId);
+    const result = refreshToolResult(deps.config, call.result, userId);
     return result === call.result ? call : { ...call, result };
   });
   snapshot.activity = activityOf(snapshot);
-  return { snapshot, eventSeq: Number(row.run.eventSeq ?? 0) };
+  return snapshot;
 }
 
 /**

@@ -266,6 +266,57 @@ await client.send({ txt: 'a typo' });
     assert.equal(data?.id, run.chatId);
   });
 
+  it('follows a chat with streamChat, resumed after a cut connection where it left off', async () => {
+    const opened: (string | null)[] = [];
+    const client = createAgentChatClient({
+      baseUrl: gateway.url,
+      apiKey: user.apiKey,
+      // The first connection to the chat's stream is cut after its first chunk, as a network would.
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if (!String(input).endsWith('/events')) return res;
+        opened.push(new Headers(init?.headers).get('last-event-id'));
+        if (opened.length > 1 || !res.body) return res;
+        const reader = res.body.getReader();
+        const cut = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const { value } = await reader.read();
+            if (value) controller.enqueue(value);
+            await reader.cancel();
+            controller.error(new TypeError('network connection lost'));
+          },
+        });
+        return new Response(cut, { status: res.status, headers: res.headers });
+      },
+    });
+    model.holdAtStart();
+    model.replies.push({ text: 'Followed in the chat.', toolCalls: [] });
+    const turn = await client.send({ text: 'follow the chat' });
+    const events: RunEvent[] = [];
+    let released = false;
+    for await (const event of client.streamChat(turn.chatId)) {
+      events.push(event);
+      if (!released) {
+        released = true;
+        model.release();
+      }
+      const data = event.data as { runId?: string; data?: { status?: string } };
+      if (event.event === 'status' && data.runId === turn.runId && data.data?.status === 'COMPLETE') break;
+    }
+    assert.equal(events[0]?.event, 'snapshot');
+    assert.deepEqual(opened, [null, String(events[0]?.id)], 'reopened once, after the snapshot');
+    const text = events
+      .filter((e) => e.event === 'text.delta')
+      .map((e) => (e.data as { data: { text: string } }).data.text)
+      .join('');
+    assert.equal(text, 'Followed in the chat.');
+    const ids = events.map((e) => e.id);
+    assert.deepEqual(
+      ids,
+      ids.map((_, i) => ids[0]! + i),
+    );
+  });
+
   it('types a send as the server takes it: only text required', async () => {
     const client = createAgentChatClient({ baseUrl: gateway.url, apiKey: user.apiKey });
     model.replies.push({ text: 'Sent with text alone.', toolCalls: [] });

@@ -73,11 +73,11 @@ describe('MCP at /mcp, driven by the MCP Inspector CLI', function () {
     return result.structuredContent;
   };
 
-  it('lists the eleven tools, sends a message, waits for its run and finds its chat', async () => {
+  it('lists the twelve tools, sends a message, waits for its run and finds its chat', async () => {
     const { tools } = (await inspector('tools/list')) as { tools: { name: string; inputSchema: unknown }[] };
-    // The eleven the server has, as our own client sees them (mcp.test.ts names them).
+    // The twelve the server has, as our own client sees them (mcp.test.ts names them).
     assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_LIST.map((t) => t.name).sort());
-    assert.equal(tools.length, 11);
+    assert.equal(tools.length, 12);
     assert.ok(tools.every((t) => typeof t.inputSchema === 'object'));
 
     model.replies.push({ text: 'Hello, Inspector.', toolCalls: [] });

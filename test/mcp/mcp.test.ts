@@ -185,6 +185,7 @@ describe('MCP at /mcp', function () {
         'cancel_run',
         'crop_image',
         'decide_plan',
+        'follow_chat',
         'get_messages',
         'get_run',
         'list_chats',
@@ -210,6 +211,7 @@ describe('MCP at /mcp', function () {
       assert.deepEqual(keyed.sort(), ['ai_image_2', 'crop_image', 'merge_videos', 'send_message']);
       const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
       assert.deepEqual(readOnly.sort(), [
+        'follow_chat',
         'get_messages',
         'get_run',
         'list_chats',

@@ -100,12 +100,15 @@ describe('retention', function () {
       `INSERT INTO "Message" (id, "chatId", role, "runId", "contentBlocks") VALUES ($1, $2, 'user', $3, '[]')`,
       [messageId, chatId, id],
     );
+    // Numbered as run_event_append numbers them: from the chat's counter (migration chat_events).
     const events = opts.events ?? 3;
-    await sql(`INSERT INTO "RunEventSeq" ("runId", seq) VALUES ($1, $2)`, [id, events]);
     await sql(
-      `INSERT INTO "RunEvent" ("runId", seq, type, data, "createdAt")
-       SELECT $1, s, 'status', '{}', now() - $3::interval FROM generate_series(1, $2) s`,
-      [id, events, opts.eventsAgo ?? opts.finishedAgo ?? '1 minute'],
+      `WITH c AS (INSERT INTO "ChatEventSeq" ("chatId", seq) VALUES ($4, $2)
+                  ON CONFLICT ("chatId") DO UPDATE SET seq = "ChatEventSeq".seq + $2 RETURNING seq),
+            r AS (INSERT INTO "RunEventSeq" ("runId", seq) SELECT $1, seq FROM c)
+       INSERT INTO "RunEvent" ("runId", "chatId", seq, type, data, "createdAt")
+       SELECT $1, $4, c.seq - $2 + s, 'status', '{}', now() - $3::interval FROM c, generate_series(1, $2) s`,
+      [id, events, opts.eventsAgo ?? opts.finishedAgo ?? '1 minute', chatId],
     );
     return id;
   }

@@ -233,6 +233,13 @@ interface Snapshot {
   status: string;
   text: string;
   error: string | null;
+  waitingFor: {
+    kind: string;
+    reason?: string;
+    attempt?: number;
+    maxAttempts?: number;
+    retryAt?: string;
+  } | null;
   toolCalls: { toolName: string; status: string; result: { output: { url: string } } | null }[];
   waitpoints: {
     id: string;
@@ -330,6 +337,63 @@ describe('a plan-mode turn with crop_image on each provider, end to end', functi
     // 500 × 2 + 5 × 10 per million, once.
     assert.equal(done.usage.credits, '0.0011');
     assert.equal(done.usage.inputTokens, 500);
+  });
+
+  it("says while a step waits out a provider's rate limit what it waits for and until when, then moves on", async () => {
+    const fake = fakes.get('anthropic') as FakeModelServer;
+    fake.script(
+      { kind: 'error', status: 429, retryAfter: '3' },
+      { kind: 'error', status: 503 },
+      { kind: 'stream', text: ['Waited.'], usage: { input: 10, output: 2 } },
+    );
+    const res = await api('/api/v1/completions', {
+      method: 'POST',
+      body: JSON.stringify({ text: 'hello', model: 'anthropic' }),
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    const { chatId, runId } = (await res.json()) as { chatId: string; runId: string };
+    const limited = await until(
+      chatId,
+      runId,
+      (s) => s.waitingFor?.kind === 'provider_retry',
+      'the rate limit',
+    );
+    const seen = Date.now();
+    assert.equal(limited.status, 'RUNNING');
+    assert.deepEqual(
+      { ...limited.waitingFor, retryAt: undefined },
+      {
+        kind: 'provider_retry',
+        reason: 'rate_limited',
+        attempt: 2,
+        maxAttempts: 4,
+        retryAt: undefined,
+      },
+    );
+    // Its retry-after: three seconds after the 429, which came before the poll that saw it.
+    const waitMs = Date.parse(limited.waitingFor!.retryAt!) - seen;
+    assert.ok(waitMs > 0 && waitMs <= 3_000, `retryAt is ${waitMs} ms away`);
+    const errored = await until(
+      chatId,
+      runId,
+      (s) => s.waitingFor?.reason === 'provider_error' || s.status !== 'RUNNING',
+      'the 503',
+    );
+    assert.equal(errored.waitingFor?.attempt, 3);
+    const done = await until(chatId, runId, (s) => s.status === 'COMPLETE', 'the run');
+    assert.equal(done.waitingFor, null);
+    assert.equal(done.text, 'Waited.');
+    // The run's stream told each wait as it began and when the step moved again.
+    const { rows } = await (
+      await testStack()
+    ).db.pool.query<{ data: { waitingFor: { reason: string } | null } }>(
+      `SELECT data FROM "RunEvent" WHERE "runId" = $1 AND type = 'waiting' ORDER BY seq`,
+      [runId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.data.waitingFor?.reason ?? null),
+      ['rate_limited', null, 'provider_error', null],
+    );
   });
 
   it('fails a run whose conversation the provider finds too long, saying so, and charges nothing', async () => {

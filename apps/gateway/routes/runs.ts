@@ -11,6 +11,8 @@ import {
   runParamsSchema,
   runSnapshotSchema,
   runStreamEventSchema,
+  chatSnapshotSchema,
+  chatStreamEventSchema,
   streamHeadersSchema,
   waitpointParamsSchema,
   waitpointSchema,
@@ -22,6 +24,7 @@ import type { Operations } from '../../../operations';
 import { turnInput } from '../../../operations/runs';
 import { currentAuth } from '../http/auth-context';
 import { noneMatch } from '../http/conditional';
+import { sendEventStream } from '../http/event-stream';
 import { bearerToken } from '../../../core/http/request';
 import {
   IDEMPOTENCY_ERRORS,
@@ -236,31 +239,32 @@ export function registerRunsRoutes(routes: RouteTable, ops: Operations): void {
       200: { description: 'The event stream', mediaType: 'text/event-stream', schema: runStreamEventSchema },
     },
     errors: ['CHAT_NOT_FOUND', 'RUN_NOT_FOUND', 'ACTIVE_LIMIT', 'SERVICE_UNAVAILABLE'],
-    handler: async ({ params, headers }, req, res) => {
-      const closed = new AbortController();
-      res.on('close', () => closed.abort());
-      const stream = await ops.runs.streamRun(currentAuth(req), params, {
-        after: headers['last-event-id'],
-        signal: closed.signal,
-      });
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        // Proxies that buffer answers (nginx) would hold the events back.
-        'x-accel-buffering': 'no',
-      });
-      res.flushHeaders();
-      for await (const e of stream) {
-        if (closed.signal.aborted) break;
-        res.write(
-          e.kind === 'heartbeat'
-            ? ': ping\n\n'
-            : `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`,
-        );
-      }
-      res.end();
-      return { status: 200 };
+    handler: ({ params, headers }, req, res) =>
+      sendEventStream(res, (signal) =>
+        ops.runs.streamRun(currentAuth(req), params, { after: headers['last-event-id'], signal }),
+      ),
+  });
+
+  // Named only inside the chat stream's event schema (its `snapshot` event's contentSchema).
+  routes.registry.register('ChatSnapshot', chatSnapshotSchema);
+  routes.add({
+    method: 'get',
+    path: '/api/v1/chats/:chatId/events',
+    operationId: 'streamChat',
+    summary:
+      'Follow a chat live (Server-Sent Events): its unfinished runs, then every event of each of its runs (queued, started, streamed, ended) in order; `Last-Event-ID` resumes',
+    tag: 'Runs',
+    auth: 'apiKey',
+    extension: true,
+    request: { params: chatParamsSchema, headers: streamHeadersSchema },
+    responses: {
+      200: { description: 'The event stream', mediaType: 'text/event-stream', schema: chatStreamEventSchema },
     },
+    errors: ['CHAT_NOT_FOUND', 'ACTIVE_LIMIT', 'SERVICE_UNAVAILABLE'],
+    handler: ({ params, headers }, req, res) =>
+      sendEventStream(res, (signal) =>
+        ops.runs.streamChat(currentAuth(req), params.chatId, { after: headers['last-event-id'], signal }),
+      ),
   });
 
   routes.add({

@@ -396,6 +396,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/chats/{chatId}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Follow a chat live (Server-Sent Events): its unfinished runs, then every event of each of its runs (queued, started, streamed, ended) in order; `Last-Event-ID` resumes */
+    get: operations['streamChat'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/chats/{chatId}/runs/{runId}/cancel': {
     parameters: {
       query?: never;
@@ -971,6 +988,428 @@ export interface components {
       durationMs: number;
       providerRunId: string;
     };
+    ChatSnapshot: {
+      /** Format: uuid */
+      chatId: string;
+      /** @description The chat's unfinished runs: its active run first, then its queue in order. */
+      runs: components['schemas']['RunSnapshot'][];
+    };
+    /**
+     * @example {
+     *       "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
+     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
+     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
+     *       "status": "COMPLETE",
+     *       "planMode": true,
+     *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
+     *       "metadata": {
+     *         "customer": "acme",
+     *         "ticket": "T-1042"
+     *       },
+     *       "error": null,
+     *       "cancelRequestedAt": null,
+     *       "createdAt": "2026-11-23T09:30:00.000Z",
+     *       "startedAt": "2026-11-23T09:30:00.412Z",
+     *       "finishedAt": "2026-11-23T09:30:21.050Z",
+     *       "updatedAt": "2026-11-23T09:30:21.050Z",
+     *       "text": "Here is the lighthouse, cropped.",
+     *       "currentStep": 2,
+     *       "activity": null,
+     *       "toolCalls": [
+     *         {
+     *           "id": "e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
+     *           "toolName": "crop_image",
+     *           "status": "SUCCEEDED",
+     *           "input": {
+     *             "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *             "x_percent": 25,
+     *             "y_percent": 10,
+     *             "width_percent": 50,
+     *             "height_percent": 80
+     *           },
+     *           "result": {
+     *             "toolName": "crop_image",
+     *             "output": {
+     *               "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *               "provider": "sharp",
+     *               "width": 2016,
+     *               "height": 2419
+     *             },
+     *             "assets": [
+     *               {
+     *                 "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
+     *                 "mimeType": "image/png",
+     *                 "filename": "lighthouse-crop.png"
+     *               }
+     *             ],
+     *             "creditCost": "1",
+     *             "durationMs": 840,
+     *             "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84"
+     *           },
+     *           "error": null,
+     *           "startedAt": "2026-11-23T09:30:15.200Z",
+     *           "finishedAt": "2026-11-23T09:30:16.040Z"
+     *         }
+     *       ],
+     *       "waitpoints": [
+     *         {
+     *           "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
+     *           "type": "PLAN_APPROVAL",
+     *           "status": "APPROVED",
+     *           "plan": {
+     *             "summary": "Crop the lighthouse from the uploaded photo.",
+     *             "steps": [
+     *               {
+     *                 "toolName": "crop_image",
+     *                 "input": {
+     *                   "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *                   "x_percent": 25,
+     *                   "y_percent": 10,
+     *                   "width_percent": 50,
+     *                   "height_percent": 80
+     *                 },
+     *                 "reason": "The lighthouse fills the middle half of the frame.",
+     *                 "credits": "1"
+     *               }
+     *             ],
+     *             "totalCredits": "1"
+     *           },
+     *           "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
+     *           "feedback": null,
+     *           "createdAt": "2026-11-23T09:30:03.200Z",
+     *           "resolvedAt": "2026-11-23T09:30:15.000Z",
+     *           "decidedBy": {
+     *             "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *             "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *             "sessionId": null,
+     *             "via": "rest"
+     *           },
+     *           "decidedAt": "2026-11-23T09:30:15.000Z"
+     *         }
+     *       ],
+     *       "settings": {
+     *         "model": "claude",
+     *         "instructions": "You are an assistant that works with media. Use the tools crop_image, ai_image_2 and merge_videos when the user asks for them; otherwise answer briefly.",
+     *         "maxSteps": 8,
+     *         "tools": [
+     *           "crop_image"
+     *         ],
+     *         "budget": {
+     *           "maxCredits": "5",
+     *           "maxToolCalls": 2
+     *         }
+     *       },
+     *       "usage": {
+     *         "inputTokens": 1843,
+     *         "outputTokens": 96,
+     *         "cachedInputTokens": 1024,
+     *         "steps": 2,
+     *         "credits": "1.0048",
+     *         "compacted": false
+     *       },
+     *       "stepUsage": [
+     *         {
+     *           "step": 1,
+     *           "model": "claude",
+     *           "inputTokens": 1201,
+     *           "outputTokens": 58,
+     *           "cachedInputTokens": 1024,
+     *           "credits": "0.0023",
+     *           "compacted": false
+     *         },
+     *         {
+     *           "step": 2,
+     *           "model": "claude",
+     *           "inputTokens": 642,
+     *           "outputTokens": 38,
+     *           "cachedInputTokens": 0,
+     *           "credits": "0.0025",
+     *           "compacted": false
+     *         }
+     *       ],
+     *       "webhooks": [
+     *         {
+     *           "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *           "event": "agent.completed",
+     *           "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *           "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *           "toolCallId": null,
+     *           "status": "DELIVERED",
+     *           "attempts": 1,
+     *           "lastAttemptAt": "2026-11-23T09:30:21.300Z",
+     *           "lastStatusCode": 200,
+     *           "deliveredAt": "2026-11-23T09:30:21.310Z"
+     *         }
+     *       ],
+     *       "waitingFor": null
+     *     }
+     */
+    RunSnapshot: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      chatId: string;
+      /** Format: uuid */
+      messageId: string;
+      /** Format: uuid */
+      assistantMessageId: string;
+      /** @enum {string} */
+      status: 'QUEUED' | 'RUNNING' | 'WAITING' | 'COMPLETE' | 'FAILED' | 'CANCELLED';
+      planMode: boolean;
+      triggerRunId: string | null;
+      text: string;
+      currentStep: number;
+      /** @description What a live run is doing now, from its workflow ("model step 2", "waiting for plan approval", a tool's name); at most a second old; null before it starts and once it ends. */
+      activity: string | null;
+      toolCalls: components['schemas']['ToolCall'][];
+      waitpoints: components['schemas']['Waitpoint'][];
+      settings: components['schemas']['RunSettings'];
+      usage: components['schemas']['RunUsage'];
+      /** @description The run's usage per model step, oldest first (a step's compaction included). */
+      stepUsage: components['schemas']['StepUsage'][];
+      /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
+      webhooks: components['schemas']['RunWebhookDelivery'][];
+      waitingFor: components['schemas']['WaitingFor'];
+      error: string | null;
+      /**
+       * Format: date-time
+       * @description When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.
+       */
+      cancelRequestedAt: string | null;
+      /**
+       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
+       * @example {
+       *       "customer": "acme",
+       *       "ticket": "T-1042"
+       *     }
+       */
+      metadata: {
+        [key: string]: string;
+      };
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      startedAt: string | null;
+      /** Format: date-time */
+      finishedAt: string | null;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    ToolCall: {
+      /** Format: uuid */
+      id: string;
+      toolName: string;
+      /** @enum {string} */
+      status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+      input?: unknown;
+      result: components['schemas']['ToolResult'] & (Record<string, never> | null);
+      error: string | null;
+      /** Format: date-time */
+      startedAt: string;
+      /** Format: date-time */
+      finishedAt: string | null;
+    };
+    /**
+     * @example {
+     *       "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
+     *       "type": "PLAN_APPROVAL",
+     *       "status": "APPROVED",
+     *       "plan": {
+     *         "summary": "Crop the lighthouse from the uploaded photo.",
+     *         "steps": [
+     *           {
+     *             "toolName": "crop_image",
+     *             "input": {
+     *               "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
+     *               "x_percent": 25,
+     *               "y_percent": 10,
+     *               "width_percent": 50,
+     *               "height_percent": 80
+     *             },
+     *             "reason": "The lighthouse fills the middle half of the frame.",
+     *             "credits": "1"
+     *           }
+     *         ],
+     *         "totalCredits": "1"
+     *       },
+     *       "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
+     *       "feedback": null,
+     *       "createdAt": "2026-11-23T09:30:03.200Z",
+     *       "resolvedAt": "2026-11-23T09:30:15.000Z",
+     *       "decidedBy": {
+     *         "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
+     *         "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
+     *         "sessionId": null,
+     *         "via": "rest"
+     *       },
+     *       "decidedAt": "2026-11-23T09:30:15.000Z"
+     *     }
+     */
+    Waitpoint: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      type: 'PLAN_APPROVAL';
+      /** @enum {string} */
+      status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | 'CANCELLED';
+      plan: {
+        summary: string;
+        steps: {
+          toolName: string;
+          input?: unknown;
+          reason: string;
+          /** @description What the step costs when it succeeds, in credits (the tool’s price), a decimal string. */
+          credits?: string;
+        }[];
+        /** @description What the plan's steps cost together, in credits; the model steps after it are charged by their tokens. */
+        totalCredits?: string;
+      };
+      /**
+       * @description SHA-256 (hex) of the plan as served, in canonical JSON (object keys sorted, no spaces), as the waitpoint shows it.
+       * @example 9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4
+       */
+      planHash: string;
+      feedback: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      resolvedAt: string | null;
+      /** @description Who approved or rejected the plan; null while pending, and for an expired or cancelled plan. */
+      decidedBy: {
+        /** Format: uuid */
+        userId: string;
+        /**
+         * Format: uuid
+         * @description The API key the decision came with.
+         */
+        apiKeyId: string | null;
+        /**
+         * Format: uuid
+         * @description The signed-in session it came with (the console).
+         */
+        sessionId: string | null;
+        /**
+         * @description The transport the decision came by.
+         * @enum {string}
+         */
+        via: 'rest' | 'mcp' | 'console';
+      } | null;
+      /** Format: date-time */
+      decidedAt: string | null;
+    };
+    /** @description What the run used; null for a run admitted before settings existed. */
+    RunSettings: {
+      /** @description Null when the operator offers no model. */
+      model: string | null;
+      instructions: string;
+      maxSteps: number;
+      tools: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
+      /** @description The send's budget; null when it gave none. */
+      budget: {
+        maxCredits: string | null;
+        maxToolCalls: number | null;
+      } | null;
+    } | null;
+    StepUsage: {
+      step: number;
+      model: string | null;
+      /** @description Input tokens, as the providers counted them; cached included. */
+      inputTokens: number;
+      outputTokens: number;
+      /** @description Input tokens read from the provider’s cache. */
+      cachedInputTokens: number;
+      /** @description Credits charged, a decimal string. */
+      credits: string;
+      /** @description Whether a summary of the chat’s older turns was written. */
+      compacted: boolean;
+    };
+    /**
+     * @example {
+     *       "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
+     *       "event": "agent.completed",
+     *       "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
+     *       "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
+     *       "toolCallId": null,
+     *       "status": "DELIVERED",
+     *       "attempts": 1,
+     *       "lastAttemptAt": "2026-11-23T09:30:21.300Z",
+     *       "lastStatusCode": 200,
+     *       "deliveredAt": "2026-11-23T09:30:21.310Z"
+     *     }
+     */
+    RunWebhookDelivery: {
+      /**
+       * Format: uuid
+       * @description Its attempt log: GET /api/webhook-endpoints/{endpointId}/deliveries.
+       */
+      deliveryId: string;
+      /** @enum {string} */
+      event: 'agent.started' | 'agent.completed' | 'agent.failed' | 'tool.completed';
+      /** @description The envelope id the receiver sees. */
+      envelopeId: string;
+      /** Format: uuid */
+      endpointId: string;
+      /**
+       * Format: uuid
+       * @description For tool.completed: the tool call it announces.
+       */
+      toolCallId: string | null;
+      /** @enum {string} */
+      status: 'PENDING' | 'DELIVERED' | 'FAILED';
+      /** @description Attempts made so far, over every redelivery. */
+      attempts: number;
+      /** Format: date-time */
+      lastAttemptAt: string | null;
+      /** @description The receiver's status on the last attempt; null when it did not answer. */
+      lastStatusCode: number | null;
+      /** Format: date-time */
+      deliveredAt: string | null;
+    };
+    /** @description What the run waits for while it is not moving (extension): its plan's decision, a model provider's retry (a rate limit or an error), a slot among the user's running tool calls, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded. */
+    WaitingFor:
+      | {
+          /** @enum {string} */
+          kind: 'plan_approval';
+          /** Format: uuid */
+          waitpointId: string;
+          /** Format: date-time */
+          expiresAt: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'queue';
+          /** @description Its place in the chat's queue; 1 is next. */
+          position: number;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'provider_retry';
+          /**
+           * @description rate_limited: the provider answered 429 (its retry-after is waited out); provider_error: a 5xx, a timeout or a cut stream.
+           * @enum {string}
+           */
+          reason: 'rate_limited' | 'provider_error';
+          /** @description The model step's next attempt. */
+          attempt: number;
+          maxAttempts: number;
+          /**
+           * Format: date-time
+           * @description When the next attempt starts.
+           */
+          retryAt: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'tool_slot';
+          toolName: string;
+          /** @description The tool call's next try for one of the user's MAX_ACTIVE_TOOL_CALLS_PER_USER slots. */
+          attempt: number;
+          maxAttempts: number;
+          /** Format: date-time */
+          retryAt: string;
+        }
+      | null;
     Error: {
       error: string;
       /** @enum {string} */
@@ -1072,7 +1511,7 @@ export interface components {
       chatId: string;
       /** @enum {string} */
       status: 'QUEUED' | 'RUNNING' | 'WAITING';
-      waitpoint: components['schemas']['Waitpoint'];
+      waitpoint: components['schemas']['Waitpoint'] & (Record<string, never> | null);
       links: {
         /** @description GET: the run snapshot. */
         poll: string;
@@ -1084,95 +1523,6 @@ export interface components {
         decide: string | null;
       };
     };
-    /**
-     * @description The plan waiting for approval, if any.
-     * @example {
-     *       "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
-     *       "type": "PLAN_APPROVAL",
-     *       "status": "APPROVED",
-     *       "plan": {
-     *         "summary": "Crop the lighthouse from the uploaded photo.",
-     *         "steps": [
-     *           {
-     *             "toolName": "crop_image",
-     *             "input": {
-     *               "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
-     *               "x_percent": 25,
-     *               "y_percent": 10,
-     *               "width_percent": 50,
-     *               "height_percent": 80
-     *             },
-     *             "reason": "The lighthouse fills the middle half of the frame.",
-     *             "credits": "1"
-     *           }
-     *         ],
-     *         "totalCredits": "1"
-     *       },
-     *       "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
-     *       "feedback": null,
-     *       "createdAt": "2026-11-23T09:30:03.200Z",
-     *       "resolvedAt": "2026-11-23T09:30:15.000Z",
-     *       "decidedBy": {
-     *         "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
-     *         "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
-     *         "sessionId": null,
-     *         "via": "rest"
-     *       },
-     *       "decidedAt": "2026-11-23T09:30:15.000Z"
-     *     }
-     */
-    Waitpoint: {
-      /** Format: uuid */
-      id: string;
-      /** @enum {string} */
-      type: 'PLAN_APPROVAL';
-      /** @enum {string} */
-      status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | 'CANCELLED';
-      plan: {
-        summary: string;
-        steps: {
-          toolName: string;
-          input?: unknown;
-          reason: string;
-          /** @description What the step costs when it succeeds, in credits (the tool’s price), a decimal string. */
-          credits?: string;
-        }[];
-        /** @description What the plan's steps cost together, in credits; the model steps after it are charged by their tokens. */
-        totalCredits?: string;
-      };
-      /**
-       * @description SHA-256 (hex) of the plan as served, in canonical JSON (object keys sorted, no spaces), as the waitpoint shows it.
-       * @example 9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4
-       */
-      planHash: string;
-      feedback: string | null;
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      resolvedAt: string | null;
-      /** @description Who approved or rejected the plan; null while pending, and for an expired or cancelled plan. */
-      decidedBy: {
-        /** Format: uuid */
-        userId: string;
-        /**
-         * Format: uuid
-         * @description The API key the decision came with.
-         */
-        apiKeyId: string | null;
-        /**
-         * Format: uuid
-         * @description The signed-in session it came with (the console).
-         */
-        sessionId: string | null;
-        /**
-         * @description The transport the decision came by.
-         * @enum {string}
-         */
-        via: 'rest' | 'mcp' | 'console';
-      } | null;
-      /** Format: date-time */
-      decidedAt: string | null;
-    } | null;
     /**
      * @example {
      *       "status": "ready",
@@ -1865,307 +2215,6 @@ export interface components {
       };
     };
     /**
-     * @example {
-     *       "id": "5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
-     *       "chatId": "3f6a2b8c-1d4e-4f70-8a93-5c2e7b1d9f04",
-     *       "messageId": "8d1e4c7a-2b5f-4e90-a3c6-7f0b2d5e8a19",
-     *       "assistantMessageId": "c4a9e2f7-6b1d-4a38-9f05-1e8c3b7d2a60",
-     *       "status": "COMPLETE",
-     *       "planMode": true,
-     *       "triggerRunId": "0195a3c2-7d4e-7b81-9f3a-6c2e8d1b5a47",
-     *       "metadata": {
-     *         "customer": "acme",
-     *         "ticket": "T-1042"
-     *       },
-     *       "error": null,
-     *       "cancelRequestedAt": null,
-     *       "createdAt": "2026-11-23T09:30:00.000Z",
-     *       "startedAt": "2026-11-23T09:30:00.412Z",
-     *       "finishedAt": "2026-11-23T09:30:21.050Z",
-     *       "updatedAt": "2026-11-23T09:30:21.050Z",
-     *       "text": "Here is the lighthouse, cropped.",
-     *       "currentStep": 2,
-     *       "activity": null,
-     *       "toolCalls": [
-     *         {
-     *           "id": "e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84",
-     *           "toolName": "crop_image",
-     *           "status": "SUCCEEDED",
-     *           "input": {
-     *             "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
-     *             "x_percent": 25,
-     *             "y_percent": 10,
-     *             "width_percent": 50,
-     *             "height_percent": 80
-     *           },
-     *           "result": {
-     *             "toolName": "crop_image",
-     *             "output": {
-     *               "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
-     *               "provider": "sharp",
-     *               "width": 2016,
-     *               "height": 2419
-     *             },
-     *             "assets": [
-     *               {
-     *                 "url": "https://files.example.com/files/tools/e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84/lighthouse-crop.png?exp=1795600000&sig=Qm9vdHN0cmFw",
-     *                 "mimeType": "image/png",
-     *                 "filename": "lighthouse-crop.png"
-     *               }
-     *             ],
-     *             "creditCost": "1",
-     *             "durationMs": 840,
-     *             "providerRunId": "sharp-e9c3a7b2-4d1f-4b65-8e20-3a7f1c9d5b84"
-     *           },
-     *           "error": null,
-     *           "startedAt": "2026-11-23T09:30:15.200Z",
-     *           "finishedAt": "2026-11-23T09:30:16.040Z"
-     *         }
-     *       ],
-     *       "waitpoints": [
-     *         {
-     *           "id": "a2d8f5c1-7e4b-4c09-8b36-0f9e2a5d7c41",
-     *           "type": "PLAN_APPROVAL",
-     *           "status": "APPROVED",
-     *           "plan": {
-     *             "summary": "Crop the lighthouse from the uploaded photo.",
-     *             "steps": [
-     *               {
-     *                 "toolName": "crop_image",
-     *                 "input": {
-     *                   "attachmentId": "6b4f9d2e-8c3a-4e17-9d52-4b8e1f6a3c05",
-     *                   "x_percent": 25,
-     *                   "y_percent": 10,
-     *                   "width_percent": 50,
-     *                   "height_percent": 80
-     *                 },
-     *                 "reason": "The lighthouse fills the middle half of the frame.",
-     *                 "credits": "1"
-     *               }
-     *             ],
-     *             "totalCredits": "1"
-     *           },
-     *           "planHash": "9f2c4b1e0d7a6c5b4a3928170f6e5d4c3b2a19087f6e5d4c3b2a190807f6e5d4",
-     *           "feedback": null,
-     *           "createdAt": "2026-11-23T09:30:03.200Z",
-     *           "resolvedAt": "2026-11-23T09:30:15.000Z",
-     *           "decidedBy": {
-     *             "userId": "0b3c7a1e-5f2d-4c8a-9e61-2d7f4b9a0c13",
-     *             "apiKeyId": "f1a7c3e9-2b6d-4f48-a0c5-8e3b7d1f9a26",
-     *             "sessionId": null,
-     *             "via": "rest"
-     *           },
-     *           "decidedAt": "2026-11-23T09:30:15.000Z"
-     *         }
-     *       ],
-     *       "settings": {
-     *         "model": "claude",
-     *         "instructions": "You are an assistant that works with media. Use the tools crop_image, ai_image_2 and merge_videos when the user asks for them; otherwise answer briefly.",
-     *         "maxSteps": 8,
-     *         "tools": [
-     *           "crop_image"
-     *         ],
-     *         "budget": {
-     *           "maxCredits": "5",
-     *           "maxToolCalls": 2
-     *         }
-     *       },
-     *       "usage": {
-     *         "inputTokens": 1843,
-     *         "outputTokens": 96,
-     *         "cachedInputTokens": 1024,
-     *         "steps": 2,
-     *         "credits": "1.0048",
-     *         "compacted": false
-     *       },
-     *       "stepUsage": [
-     *         {
-     *           "step": 1,
-     *           "model": "claude",
-     *           "inputTokens": 1201,
-     *           "outputTokens": 58,
-     *           "cachedInputTokens": 1024,
-     *           "credits": "0.0023",
-     *           "compacted": false
-     *         },
-     *         {
-     *           "step": 2,
-     *           "model": "claude",
-     *           "inputTokens": 642,
-     *           "outputTokens": 38,
-     *           "cachedInputTokens": 0,
-     *           "credits": "0.0025",
-     *           "compacted": false
-     *         }
-     *       ],
-     *       "webhooks": [
-     *         {
-     *           "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
-     *           "event": "agent.completed",
-     *           "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
-     *           "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
-     *           "toolCallId": null,
-     *           "status": "DELIVERED",
-     *           "attempts": 1,
-     *           "lastAttemptAt": "2026-11-23T09:30:21.300Z",
-     *           "lastStatusCode": 200,
-     *           "deliveredAt": "2026-11-23T09:30:21.310Z"
-     *         }
-     *       ],
-     *       "waitingFor": null
-     *     }
-     */
-    RunSnapshot: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      chatId: string;
-      /** Format: uuid */
-      messageId: string;
-      /** Format: uuid */
-      assistantMessageId: string;
-      /** @enum {string} */
-      status: 'QUEUED' | 'RUNNING' | 'WAITING' | 'COMPLETE' | 'FAILED' | 'CANCELLED';
-      planMode: boolean;
-      triggerRunId: string | null;
-      text: string;
-      currentStep: number;
-      /** @description What a live run is doing now, from its workflow ("model step 2", "waiting for plan approval", a tool's name); at most a second old; null before it starts and once it ends. */
-      activity: string | null;
-      toolCalls: components['schemas']['ToolCall'][];
-      waitpoints: components['schemas']['Waitpoint'][];
-      settings: components['schemas']['RunSettings'];
-      usage: components['schemas']['RunUsage'];
-      /** @description The run's usage per model step, oldest first (a step's compaction included). */
-      stepUsage: components['schemas']['StepUsage'][];
-      /** @description The run's webhook ledger: each event of the run (its agent events and its tool calls' tool.completed) to each of the user's endpoints subscribed to it, with the delivery's status and attempt count. Empty when the user has no endpoint for them. */
-      webhooks: components['schemas']['RunWebhookDelivery'][];
-      waitingFor: components['schemas']['WaitingFor'];
-      error: string | null;
-      /**
-       * Format: date-time
-       * @description When a cancel of the run was recorded (extension): from then on the run ends CANCELLED, whatever it was doing, and a plan still pending reads CANCELLED. Its status stays what it was until the run has stopped; wait for CANCELLED. Null when no cancel was asked for.
-       */
-      cancelRequestedAt: string | null;
-      /**
-       * @description Your own string pairs for the run (extension): at most 16 keys of 1–40 characters (no "="), values of at most 512 characters. Shown in the snapshot, the runs lists and the agent events, and filtered on with metadata[<key>]=<value>.
-       * @example {
-       *       "customer": "acme",
-       *       "ticket": "T-1042"
-       *     }
-       */
-      metadata: {
-        [key: string]: string;
-      };
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      startedAt: string | null;
-      /** Format: date-time */
-      finishedAt: string | null;
-      /** Format: date-time */
-      updatedAt: string;
-    };
-    ToolCall: {
-      /** Format: uuid */
-      id: string;
-      toolName: string;
-      /** @enum {string} */
-      status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-      input?: unknown;
-      result: components['schemas']['ToolResult'] & (Record<string, never> | null);
-      error: string | null;
-      /** Format: date-time */
-      startedAt: string;
-      /** Format: date-time */
-      finishedAt: string | null;
-    };
-    /** @description What the run used; null for a run admitted before settings existed. */
-    RunSettings: {
-      /** @description Null when the operator offers no model. */
-      model: string | null;
-      instructions: string;
-      maxSteps: number;
-      tools: ('crop_image' | 'ai_image_2' | 'merge_videos')[];
-      /** @description The send's budget; null when it gave none. */
-      budget: {
-        maxCredits: string | null;
-        maxToolCalls: number | null;
-      } | null;
-    } | null;
-    StepUsage: {
-      step: number;
-      model: string | null;
-      /** @description Input tokens, as the providers counted them; cached included. */
-      inputTokens: number;
-      outputTokens: number;
-      /** @description Input tokens read from the provider’s cache. */
-      cachedInputTokens: number;
-      /** @description Credits charged, a decimal string. */
-      credits: string;
-      /** @description Whether a summary of the chat’s older turns was written. */
-      compacted: boolean;
-    };
-    /**
-     * @example {
-     *       "deliveryId": "d7b2e6a4-9f1c-4d85-b3e0-5a8c2f4e1b97",
-     *       "event": "agent.completed",
-     *       "envelopeId": "wh:9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08:agent.completed:5e7b1c9d-3a2f-4d86-b0e4-9c1a6f3e8d27",
-     *       "endpointId": "9c5e1a8f-4b7d-4a23-8f61-2c9e5b3a7d08",
-     *       "toolCallId": null,
-     *       "status": "DELIVERED",
-     *       "attempts": 1,
-     *       "lastAttemptAt": "2026-11-23T09:30:21.300Z",
-     *       "lastStatusCode": 200,
-     *       "deliveredAt": "2026-11-23T09:30:21.310Z"
-     *     }
-     */
-    RunWebhookDelivery: {
-      /**
-       * Format: uuid
-       * @description Its attempt log: GET /api/webhook-endpoints/{endpointId}/deliveries.
-       */
-      deliveryId: string;
-      /** @enum {string} */
-      event: 'agent.started' | 'agent.completed' | 'agent.failed' | 'tool.completed';
-      /** @description The envelope id the receiver sees. */
-      envelopeId: string;
-      /** Format: uuid */
-      endpointId: string;
-      /**
-       * Format: uuid
-       * @description For tool.completed: the tool call it announces.
-       */
-      toolCallId: string | null;
-      /** @enum {string} */
-      status: 'PENDING' | 'DELIVERED' | 'FAILED';
-      /** @description Attempts made so far, over every redelivery. */
-      attempts: number;
-      /** Format: date-time */
-      lastAttemptAt: string | null;
-      /** @description The receiver's status on the last attempt; null when it did not answer. */
-      lastStatusCode: number | null;
-      /** Format: date-time */
-      deliveredAt: string | null;
-    };
-    /** @description What the run waits for while it is not moving (extension): its plan's decision, or its place in the chat's queue. Null otherwise, and once it has ended or its cancel is recorded. */
-    WaitingFor:
-      | {
-          /** @enum {string} */
-          kind: 'plan_approval';
-          /** Format: uuid */
-          waitpointId: string;
-          /** Format: date-time */
-          expiresAt: string;
-        }
-      | {
-          /** @enum {string} */
-          kind: 'queue';
-          /** @description Its place in the chat's queue; 1 is next. */
-          position: number;
-        }
-      | null;
-    /**
      * @description An event of the stream. A `: ping` comment comes every 15 s; the stream ends after the terminal status.
      * @example {
      *       "id": "4",
@@ -2211,7 +2260,88 @@ export interface components {
           id: string;
           /** @enum {string} */
           event: 'status';
-          /** @description The run's new status, with its error when it failed. */
+          /** @description The run's new status (RUNNING: it started), with its error when it failed. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'queued';
+          /** @description The turn was queued behind its chat's active run (onActiveRun enqueue or interrupt), at this place. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'waiting';
+          /** @description The running run began waiting (a provider's retry, a tool-call slot), or moves again (null). */
+          data: string;
+        };
+    /**
+     * @description An event of the chat's stream: each names its run (`runId`) and carries what the run's own stream sends. A `: ping` comment comes every 15 s; the stream goes on until the client leaves or the chat is deleted.
+     * @example {
+     *       "id": "41",
+     *       "event": "text.delta",
+     *       "data": "{\"runId\":\"6f1c2b9e-3a0d-4e59-9a55-0f4f2a8b7c10\",\"data\":{\"text\":\"Hel\"}}"
+     *     }
+     */
+    ChatStreamEvent:
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'snapshot';
+          /** @description The chat's unfinished runs; first, unless resuming, and again when a resume cannot go on without a gap. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'text.delta';
+          /** @description Of the run `runId`: Text appended to the answer; with `replace: true`, the whole text, replacing it. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'tool.started' | 'tool.finished';
+          /** @description Of the run `runId`: The tool call. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'waitpoint.opened' | 'waitpoint.resolved';
+          /** @description Of the run `runId`: The plan waitpoint. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'status';
+          /** @description Of the run `runId`: The run's new status (RUNNING: it started), with its error when it failed. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'queued';
+          /** @description Of the run `runId`: The turn was queued behind its chat's active run (onActiveRun enqueue or interrupt), at this place. */
+          data: string;
+        }
+      | {
+          /** @description Increasing; give the last one seen as `Last-Event-ID` to resume. */
+          id: string;
+          /** @enum {string} */
+          event: 'waiting';
+          /** @description Of the run `runId`: The running run began waiting (a provider's retry, a tool-call slot), or moves again (null). */
           data: string;
         };
     /**
@@ -4855,6 +4985,93 @@ export interface operations {
         };
       };
       /** @description Error: CHAT_NOT_FOUND, RUN_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: RATE_LIMITED, ACTIVE_LIMIT */
+      429: {
+        headers: {
+          /** @description Seconds until a request may succeed again. */
+          'retry-after': string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-limit'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-remaining'?: string;
+          /** @description With RATE_LIMITED. */
+          'ratelimit-reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: INTERNAL */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  streamChat: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Resume after this event: what follows it, without the snapshot. */
+        'last-event-id'?: string;
+      };
+      path: {
+        chatId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event stream */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': components['schemas']['ChatStreamEvent'];
+        };
+      };
+      /** @description Error: INVALID_REQUEST */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error: CHAT_NOT_FOUND */
       404: {
         headers: {
           [name: string]: unknown;

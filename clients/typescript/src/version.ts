@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: 'bf3b4b01ff6502a0287d47e0411a0cc14356493fd3788b33eeac8ce69cb8c383',
+  sha256: '45e937a933d09a88df820fd41beaf8f97af214bec37a6abe0a529d7b59ebc16b',
 } as const;
