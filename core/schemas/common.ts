@@ -23,6 +23,12 @@ export function listSchema<T extends z.ZodType>(item: T, name: string, example: 
     .openapi(name, { example: { data: [example], nextCursor: null } });
 }
 
+/**
+ * A registered component or null: `anyOf` the component's `$ref` and `null` in the document.
+ * zod-to-openapi renders `.nullable()` of a component as `allOf` with it, which null fails.
+ */
+export const nullableRef = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
+
 export const limitQuery = (max: number, fallback: number) =>
   z.coerce
     .number()

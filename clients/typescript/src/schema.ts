@@ -1164,7 +1164,8 @@ export interface components {
       activity: string | null;
       toolCalls: components['schemas']['ToolCall'][];
       waitpoints: components['schemas']['Waitpoint'][];
-      settings: components['schemas']['RunSettings'];
+      /** @description What the run used; null for a run admitted before settings existed. */
+      settings: components['schemas']['RunSettings'] | null;
       usage: components['schemas']['RunUsage'];
       /** @description The run's usage per model step, oldest first (a step's compaction included). */
       stepUsage: components['schemas']['StepUsage'][];
@@ -1203,7 +1204,7 @@ export interface components {
       /** @enum {string} */
       status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
       input?: unknown;
-      result: components['schemas']['ToolResult'] & (Record<string, never> | null);
+      result: components['schemas']['ToolResult'] | null;
       error: string | null;
       /** Format: date-time */
       startedAt: string;
@@ -1298,7 +1299,7 @@ export interface components {
       /** Format: date-time */
       decidedAt: string | null;
     };
-    /** @description What the run used; null for a run admitted before settings existed. */
+    /** @description What the run used: its send’s settings, else its chat’s defaults, else the operator’s. */
     RunSettings: {
       /** @description Null when the operator offers no model. */
       model: string | null;
@@ -1310,7 +1311,7 @@ export interface components {
         maxCredits: string | null;
         maxToolCalls: number | null;
       } | null;
-    } | null;
+    };
     StepUsage: {
       step: number;
       model: string | null;
@@ -1511,7 +1512,8 @@ export interface components {
       chatId: string;
       /** @enum {string} */
       status: 'QUEUED' | 'RUNNING' | 'WAITING';
-      waitpoint: components['schemas']['Waitpoint'] & (Record<string, never> | null);
+      /** @description The plan waiting for approval, if any. */
+      waitpoint: components['schemas']['Waitpoint'] | null;
       links: {
         /** @description GET: the run snapshot. */
         poll: string;

@@ -6,5 +6,5 @@
  */
 export const API_DOCUMENT = {
   version: '1.0.0',
-  sha256: '45e937a933d09a88df820fd41beaf8f97af214bec37a6abe0a529d7b59ebc16b',
+  sha256: '4044926110377af1373e7532d5d06e2e777264a2389a47756a9653950fc13611',
 } as const;
