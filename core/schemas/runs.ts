@@ -13,7 +13,15 @@ import {
   exampleWaitpointDecision,
 } from './examples';
 import { MAX_FILES } from '../uploads/receive';
-import { cursorQuery, limitQuery, listSchema, nullableRef, stored, TRANSPORTS, type Transport } from './common';
+import {
+  cursorQuery,
+  limitQuery,
+  listSchema,
+  nullableRef,
+  stored,
+  TRANSPORTS,
+  type Transport,
+} from './common';
 import { toolResultSchema, WEBHOOK_EVENTS } from './events';
 import { canonicalHash } from '../hashing/canonical';
 import { runSettingsSchema, runUsageSchema, sendSettingsShape, stepUsageSchema, EMPTY_USAGE } from './agent';
@@ -207,7 +215,9 @@ export const activeRunSchema = z
     id: z.uuid(),
     chatId: z.uuid(),
     status: z.enum(ACTIVE_RUN_STATUSES),
-    waitpoint: nullableRef(waitpointSchema).openapi({ description: 'The plan waiting for approval, if any.' }),
+    waitpoint: nullableRef(waitpointSchema).openapi({
+      description: 'The plan waiting for approval, if any.',
+    }),
     links: z.object({
       poll: z.string().openapi({ description: 'GET: the run snapshot.' }),
       stream: z.string().openapi({ description: 'GET: the run as Server-Sent Events.' }),
@@ -315,7 +325,9 @@ export const runSnapshotSchema = z
     }),
     toolCalls: z.array(toolCallSchema),
     waitpoints: z.array(waitpointSchema),
-    settings: nullableRef(runSettingsSchema).openapi({ description: 'What the run used; null for a run admitted before settings existed.' }),
+    settings: nullableRef(runSettingsSchema).openapi({
+      description: 'What the run used; null for a run admitted before settings existed.',
+    }),
     usage: runUsageSchema,
     stepUsage: z.array(stepUsageSchema).openapi({
       'x-extension': true,
